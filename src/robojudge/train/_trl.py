@@ -37,7 +37,8 @@ class TrainingError(RuntimeError):
 
 @dataclass(frozen=True)
 class SFTSettings:
-    """SFT settings; the defaults are RoboJudge App. G's."""
+    """SFT settings; the defaults are RoboJudge App. G's (one epoch: ``max_steps`` -1). A ``max_steps`` other
+    than -1 sets the length instead, and then ``epochs`` must stay 1 (:class:`GRPOSettings`)."""
 
     epochs: float = 1.0
     global_batch: int = 64
@@ -57,6 +58,11 @@ class GRPOSettings:
     and 8 completions each: on the paper's 4 GPUs, 64 prompts and 512 completions per update); TRL's
     ``per_device_train_batch_size`` counts completions and is set to ``prompts_per_device *
     num_generations``.
+
+    The length is ``max_steps`` (App. G.1's 200 optimizer steps) unless it is -1, when ``epochs`` passes
+    over the data are trained instead. Both set (``epochs`` other than 1 and ``max_steps`` other than
+    -1) is refused when training starts, as TRL would train the steps and drop the epochs; the same rule
+    holds for :class:`SFTSettings`, whose ``max_steps`` defaults to -1.
     """
 
     prompts_per_device: int = 2
@@ -64,8 +70,10 @@ class GRPOSettings:
     num_generations: int = 8
     learning_rate: float = 1e-6
     max_completion_length: int = 512
-    #: App. G.1 stops GRPO at 200 optimizer steps, whatever the data's size; ``epochs`` counts only when
-    #: this is -1.
+    #: App. G.1 stops GRPO at 200 optimizer steps, whatever the data's size. TRL's ``max_steps`` overrides
+    #: its epochs, so ``epochs`` counts only when this is -1, and an ``epochs`` other than 1 with a
+    #: ``max_steps`` other than -1 is refused (it would be dropped without a word): pass
+    #: ``max_steps=-1, epochs=N`` to train by epochs.
     max_steps: int = 200
     epochs: float = 1.0
     temperature: float = 1.0
@@ -193,6 +201,10 @@ def _check_settings(settings: Any) -> None:
     if settings.max_steps != -1 and settings.max_steps < 1:
         raise TrainingError(f"--max-steps {settings.max_steps}: must be -1 (train for --epochs) or at "
                             "least 1")
+    if settings.max_steps != -1 and settings.epochs != 1.0:  # TRL trains max_steps and drops the epochs
+        raise TrainingError(f"epochs {settings.epochs:g} (--epochs) with max_steps {settings.max_steps} "
+                            "(--max-steps): TRL trains the steps and ignores the epochs; pass max_steps -1 "
+                            "to train by epochs, or leave epochs at 1")
 
 
 def _check_device(device: str) -> None:
