@@ -61,7 +61,9 @@ class AccelerationRun:
         config_notes: Per metric stored under more than one configuration or version, which one was
             audited and what was left out (:func:`robojudge.meta.current_configs`).
         stale: Stored rows left out because their inputs changed since they were computed
-            (:func:`robojudge.run.stale_rows`), as the report and the leaderboards leave them out.
+            (:func:`robojudge.run.stale_rows`), as the report and the leaderboards leave them out: those
+            the audit would have read (of the audited metrics and configurations), not those of metrics
+            it does not audit.
         not_quality_left_out: Metrics that say nothing about a video's quality
             (:data:`robojudge.metric_info.NOT_VIDEO_QUALITY`: the random baseline, the simulator's own
             record) found in the store or brought in by ``all``, and left out of the audit.
@@ -142,7 +144,7 @@ def audit_acceleration(
         higher_is_better: Direction of a stored metric id (``KeyError``: unknown, left out).
         progress: Called after each stored result while scoring (as for :func:`robojudge.run.score_items`).
         retry_errors: While scoring ``metrics``, compute the stored failures of these items again (as
-            ``robojudge score --retry-errors``).
+            ``robojudge score --retry-errors``); without ``metrics`` nothing is scored, and it is refused.
 
     Stored rows whose inputs changed since they were computed (a video generated again) are left out
     (the run's ``stale``), as the report and the leaderboards leave them out; scoring ``metrics``
@@ -150,13 +152,16 @@ def audit_acceleration(
 
     Raises:
         ValueError: Bad generators (none of their items in the suite, dense among the accelerated,
-            two rollouts of one generator for one clip), a ``level`` that is not finite, or nothing to
-            audit.
+            two rollouts of one generator for one clip), a ``level`` that is not finite,
+            ``retry_errors`` without ``metrics``, or nothing to audit.
         robojudge.audit.TimingError: A bad timing file.
         robojudge.store.StoreError: No store to read.
     """
     if not accelerated:
         raise ValueError("name at least one accelerated generator")
+    if retry_errors and not metrics:  # nothing is scored without metrics: the flag did nothing, silently
+        raise ValueError("retry_errors (--retry-errors) recomputes stored failures while scoring: name the "
+                         "metrics to score (--metrics); without them the audit only reads the store")
     if not math.isfinite(level):
         raise ValueError(f"level (the Q a method must reach) must be a finite number, got {level}")
     gens = [dense, *accelerated]
@@ -196,10 +201,13 @@ def audit_acceleration(
         ids = {it.item_id for it in items}
         left_out = {r.metric for r in rows if r.metric in NOT_VIDEO_QUALITY and r.item_id in ids}
         rows = [r for r in rows if r.metric not in NOT_VIDEO_QUALITY]
+        # a --set of a metric left out here is said by the left-out note alone (it is stored, not missing)
+        configs = {m: v for m, v in (configs or {}).items() if m not in left_out}
     asked = None if requests is None else [(r.id, r.config_hash, r.spec.version) for r in requests]
     keep, notes = current_configs(rows, {it.item_id for it in items}, requested=asked, configs=configs,
                                   config_key=config_key)
     rows = [r for r in rows if (r.metric, r.config_hash, r.version) in keep]
+    stale = _stale_read(stale, keep, asked, left_out)
     got = audit_scores(rows, items, gens, wanted)
     dirs, skipped = _directions(got.metric_ids, higher_is_better)
     if wanted:  # tables list the metrics in the order they were asked for
@@ -221,6 +229,20 @@ def audit_acceleration(
     if out_dir is not None:
         run.written = write_acceleration(run, out_dir, source=str(manifest))
     return run
+
+
+def _stale_read(stale: Sequence[ResultRow], keep: set[tuple[str, str, str]],
+                asked: Sequence[tuple[str, str, str]] | None, left_out: set[str]) -> list[ResultRow]:
+    """The stale rows the audit would have read: of an audited metric's configuration, or (reading every
+    stored metric) of a metric none of whose rows are current, so that it is not audited at all. Rows of
+    metrics not audited (not asked for, left out of Q) or of a configuration not chosen are none of its
+    business (counting them told the user to rescore what the audit never reads)."""
+    if asked is not None:
+        wanted = set(asked)
+        return [r for r in stale if (r.metric, r.config_hash, r.version) in wanted]
+    audited = {m for m, _, _ in keep}
+    return [r for r in stale if r.metric not in NOT_VIDEO_QUALITY and r.metric not in left_out
+            and ((r.metric, r.config_hash, r.version) in keep or r.metric not in audited)]
 
 
 def not_quality_note(metrics: Sequence[str] | set[str]) -> str:

@@ -77,7 +77,7 @@ def acceleration_cmd(
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
     workers: int = typer.Option(1, "--workers", "-w", min=1, help="Scoring worker processes."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="With --metrics: recompute stored "
-                                      "failures (as `robojudge score --retry-errors`)."),
+                                      "failures (as `robojudge score --retry-errors`); refused without it."),
     out: Path | None = typer.Option(
         None, "--out", "-o",
         help="Folder for acceleration.json, tables/*.csv|md|tex, frontier.svg and index.html."),
@@ -97,6 +97,9 @@ def acceleration_cmd(
     coverage = DEFAULT_COVERAGE if level is None else level
     if not math.isfinite(q_level):
         raise fail(f"--min-q must be a finite number, got {min_q}")
+    if retry_errors and metrics is None:  # as report's flags that do nothing: said, not silently ignored
+        raise fail("--retry-errors recomputes stored failures while scoring, and without --metrics nothing "
+                   "is scored (the audit reads the store): name the metrics to retry with --metrics")
     if level is not None and min_q is None and level != DEFAULT_COVERAGE:
         # A script written when --level was the Q threshold now gets other intervals, same threshold: say so.
         err_console.print(f"[yellow]note:[/] --level {level:g} sets the interval coverage "
