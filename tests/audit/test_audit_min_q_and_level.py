@@ -90,3 +90,14 @@ def test_written_audit_says_what_its_intervals_are(suite, tmp_path: Path) -> Non
     for table in ("acceleration_dense", "retention_dense"):
         assert said in (out / "tables" / f"{table}.md").read_text()
     assert said in (out / "index.html").read_text()
+
+
+@pytest.mark.parametrize("value", ["1.0", "0.4", "1"])
+def test_an_old_threshold_that_is_no_coverage_names_min_q(suite, value: str) -> None:
+    """An old script's ``--level 1.0`` (no loss) or ``0.4`` got click's plain range error, which did not say
+    that the threshold moved to ``--min-q`` (review rev5, 4)."""
+    res = _audit(suite, "--level", value)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2, res.output
+    assert f"--level {float(value):g}: the interval coverage must be between 0.5 and 0.999" in text
+    assert f"--min-q {float(value):g} asks what --level {float(value):g} asked" in text

@@ -70,7 +70,7 @@ def acceleration_cmd(
         None, "--min-q", help="The aggregate retention Q a method must reach to count for the largest "
         "speedup (formerly --level) \\[default: 0.95]."),
     level: float | None = typer.Option(
-        None, "--level", min=0.5, max=0.999, help="Interval coverage, as in leaderboard, select and meta "
+        None, "--level", help="Interval coverage, 0.5 to 0.999, as in leaderboard, select and meta "
         "(it used to be the Q threshold, now --min-q) \\[default: 0.95]."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0,
                                   help="Paired clip-bootstrap replicates (0: none)."),
@@ -97,6 +97,10 @@ def acceleration_cmd(
     coverage = DEFAULT_COVERAGE if level is None else level
     if not math.isfinite(q_level):
         raise fail(f"--min-q must be a finite number, got {min_q}")
+    if level is not None and not 0.5 <= level <= 0.999:  # (NaN too) checked here to name --min-q
+        old = f" (--min-q {level:g} asks what --level {level:g} asked)" if math.isfinite(level) else ""
+        raise fail(f"--level {level:g}: the interval coverage must be between 0.5 and 0.999; the Q threshold "
+                   f"that --level set before is --min-q now{old}")
     if retry_errors and metrics is None:  # as report's flags that do nothing: said, not silently ignored
         raise fail("--retry-errors recomputes stored failures while scoring, and without --metrics nothing "
                    "is scored (the audit reads the store): name the metrics to retry with --metrics")
