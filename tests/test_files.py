@@ -162,3 +162,28 @@ def test_a_linked_folder_leading_out_of_the_output_folder_is_refused(tmp_path: P
 
     replace_text(out / "tables" / "summary.csv", "the user's")
     assert (victim / "summary.csv").read_text() == "the user's"
+
+
+def test_in_a_folder_the_user_named_their_links_out_are_followed_and_linked_folders_refused(
+        tmp_path: Path) -> None:
+    # --out is the user's folder: a leaderboard.md linked into a paper's folder is theirs (review rev4 1),
+    # while a folder the command writes into that leads out of it stays refused.
+    import warnings
+
+    from robojudge._files import LinkedFolderError, replacing
+
+    _, out = _outside_and_out(tmp_path)
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "leaderboard.md").write_text("old")
+    (out / "leaderboard.md").symlink_to("../../paper/leaderboard.md")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with replacing(out, named=True) as files:
+            files.write_text(out / "leaderboard.md", "new")
+    assert (out / "leaderboard.md").is_symlink() and (paper / "leaderboard.md").read_text() == "new"
+    (out / "tables").rmdir()
+    (out / "tables").symlink_to("../../paper")
+    with pytest.raises(LinkedFolderError), replacing(out, named=True) as files:
+        files.write_text(out / "tables" / "leaderboard.md", "theirs")
+    assert (paper / "leaderboard.md").read_text() == "new"

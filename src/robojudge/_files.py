@@ -5,10 +5,13 @@ name cut short, and looks whole to whatever reads it next. Written beside it and
 it is always either the old file or the whole new one. :func:`replacing` does so for a set of files that
 belong together (a report's page and its tables), renaming them only once every one is written.
 
-A file that is a link is replaced where it points, so a link the user made (a leaderboard linked into a
-paper's folder) stays one. Inside an output folder a command was given (``root``), only links that stay in
-that folder are followed: a folder downloaded or shared with links to ``~/.bashrc`` in it must not have
-the command write there (:class:`LinkReplacedWarning`, :class:`LinkedFolderError`).
+A file that is a link is replaced where it points, so a link the user made stays one: a leaderboard
+written with ``--out board``, ``board/leaderboard.md`` linked into a paper's folder, keeps the paper's copy
+up to date. In an output folder the user did not name (``root`` without ``named``: a run folder's default
+``report/``, which may have been downloaded or shared with links to ``~/.bashrc`` in it), only links that
+stay in that folder are followed (:class:`LinkReplacedWarning`); pass ``--out`` to keep links leading out
+of a run folder's report followed. In either kind of output folder, a folder the command writes into that
+is a link leading out of it (a report's ``tables/``) is refused (:class:`LinkedFolderError`).
 
 Tables given as input are read whole, once (:func:`read_input`), so a pipe works as a file does.
 """
@@ -78,16 +81,19 @@ def _inside(path: str, root: str) -> bool:
 class Staged:
     """The files of one :func:`replacing` block: where each is being written, in the order given.
 
-    With a ``root`` (the output folder the command writes into), a target's link is followed only when
-    it resolves inside the resolved ``root``; one leading out of it or to nothing is replaced itself (a
-    :class:`LinkReplacedWarning`), and a folder on the way that leads out of it is refused
-    (:class:`LinkedFolderError`). Without one (a single file the user named), links are followed.
+    With a ``root`` (the output folder the command writes into), a folder on the way that is a link
+    leading out of the resolved ``root`` is refused (:class:`LinkedFolderError`). A target's link is
+    followed wherever it leads when the user named ``root`` (``named``: their ``--out``, where links are
+    theirs); in a folder the command chose itself, only when it resolves inside ``root``, and one leading
+    out of it or to nothing is replaced itself (a :class:`LinkReplacedWarning`). Without a root (a single
+    file the user named), links are followed.
     """
 
-    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, named: bool = False) -> None:
         self._plan: list[tuple[Path, Path | None]] = []  # (target, its temporary file; None: remove it)
         self._last: Path | None = None
         self._root = None if root is None else Path(root)
+        self._user_named = named
 
     def _folder_checked(self, target: Path) -> None:
         """Refuse ``target`` when a folder between :attr:`_root` and it is a link leading out of the root
@@ -113,9 +119,11 @@ class Staged:
 
     def _through(self, link: Path) -> Path:
         """Where a write to ``link`` (a link) goes: what it points to, or the link itself when that is
-        outside :attr:`_root` or missing."""
+        outside a root the user did not name, or missing there."""
         real = os.path.realpath(link)
-        if self._root is None or (link.exists() and _inside(real, os.path.realpath(self._root))):
+        if self._root is None or self._user_named:
+            return Path(real)
+        if link.exists() and _inside(real, os.path.realpath(self._root)):
             return Path(real)
         where = "which does not exist" if not link.exists() else f"outside {self._root}, left as it was"
         warnings.warn(f"{link} was a link to {os.readlink(link)} ({real}), {where}; the link is replaced "
@@ -183,8 +191,14 @@ class Staged:
         return OSError(exc.errno, exc.strerror, str(final))
 
 
+def refuse_linked_folders(root: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Raise :class:`LinkedFolderError` when a folder between ``root`` and ``target`` (a file a command
+    writes itself, not through :func:`replacing`: a video) is a link leading out of ``root``."""
+    Staged(root)._folder_checked(Path(target))
+
+
 @contextlib.contextmanager
-def replacing(root: str | os.PathLike[str] | None = None) -> Iterator[Staged]:
+def replacing(root: str | os.PathLike[str] | None = None, *, named: bool = False) -> Iterator[Staged]:
     """Write a set of files so that each is, whatever stops the writing, the old file or the whole new one.
 
     Each file of the block (:meth:`Staged.write_text`, :meth:`Staged.open`, :meth:`Staged.path`) is
@@ -194,8 +208,9 @@ def replacing(root: str | os.PathLike[str] | None = None) -> Iterator[Staged]:
     their turn. When it raises (a full disk, Ctrl-C), the temporary files are removed and no target is
     touched. An ``OSError`` is raised again naming the target being written (see :meth:`Staged._named`).
 
-    ``root`` is the output folder the files are written into, if any: links in it are followed only
-    while they stay inside it (:class:`Staged`). Leave it out for a file the user named.
+    ``root`` is the output folder the files are written into, if any: a folder in it leading out of it is
+    refused, and, unless the user ``named`` it (``--out``), links in it are followed only while they stay
+    inside it (:class:`Staged`). Leave it out for a file the user named.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -206,22 +221,22 @@ def replacing(root: str | os.PathLike[str] | None = None) -> Iterator[Staged]:
     ['index.html', 'table.csv']
     >>> import shutil; shutil.rmtree(folder)
     """
-    staged = Staged(root)
+    staged = Staged(root, named=named)
     try:
         yield staged
         staged._commit()
     except OSError as exc:
-        named = staged._named(exc)
-        if named is exc:
+        as_asked = staged._named(exc)
+        if as_asked is exc:
             raise
-        raise named from exc
+        raise as_asked from exc
     finally:
         staged._discard()
 
 
 def replace_text(target: str | os.PathLike[str], text: str, *,
-                 root: str | os.PathLike[str] | None = None) -> Path:
+                 root: str | os.PathLike[str] | None = None, named: bool = False) -> Path:
     """Write ``text`` (UTF-8) to ``target`` through a temporary file beside it (:func:`replacing`, with
-    its ``root``)."""
-    with replacing(root) as files:
+    its ``root`` and ``named``)."""
+    with replacing(root, named=named) as files:
         return files.write_text(target, text)

@@ -497,7 +497,7 @@ def run_demo(
     # One check of each row for the summary, the tables below and the HTML report, as `robojudge report`.
     stale = remembered_stale(stale_rows)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",
-                             native_range=registry_range, stale=stale)
+                             native_range=registry_range, stale=stale, named=False)
     with ResultStore(db) as store:
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
@@ -514,24 +514,24 @@ def run_demo(
         kiva_run.groups = kiva_groups(rows, items, configs=scored)
     labelled = [it for it in items if it.labels is not None]
     agreement = label_agreement(rows, items, direction, seed=seed)
-    write_label_agreement(agreement, out / "report")
+    write_label_agreement(agreement, out / "report", named=False)  # (report/: a folder the demo chose)
     board: Leaderboard | None = None
     judges: list[JudgeRow] = []
     if labelled:
         # The labels' own leaderboard: on the simulator suite it is the planted ranking, with CIs.
         board = generator_board(labelled, label_scores(labelled), seed=seed)
-        write_leaderboard(board, out / "report", title="Generators by their planted labels")
+        write_leaderboard(board, out / "report", title="Generators by their planted labels", named=False)
         report, judges, cal, _ = judges_report(rows, items, direction, seed=seed,
                                                config_key=registry_config_key)
         older = (f"; one version per metric, the installed one where stored; left out: "
                  f"{', '.join(cal.left_out)}" if cal is not None and cal.left_out else "")
         write_judges(judges, report, out / "report", note="metric-calibrated: fit on the stored metrics, "
-                     f"scored out of fold (grouped by clip); no VLM involved{older}")
+                     f"scored out of fold (grouped by clip); no VLM involved{older}", named=False)
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
                              native_range=registry_range, config_key=registry_config_key,
                              networks=registry_networks, title=f"robojudge demo ({kind} suite)", seed=seed,
-                             stale=stale)
+                             stale=stale, named=False)
     return DemoResult(
         suite_kind=kind,
         manifest=manifest,

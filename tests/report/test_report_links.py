@@ -3,7 +3,9 @@
 A shared run folder (a tar or zip keeps links) whose ``report/tables/summary.csv`` pointed at the user's
 ``~/.bashrc`` had the report overwrite it with the summary table, a dangling link had its folders created,
 and a ``tables/`` that was a link had the report write there and remove the user's files (audit untrusted
-1). A link the user made inside the report folder, pointing inside it, is still followed.
+1). A link the user made inside the report folder, pointing inside it, is still followed; so is every link
+to a file in a folder the user named with ``--out`` (a page or leaderboard linked into a published or
+paper folder, review rev4 1).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pytest
 from _report_data import write_run
 
 from robojudge.cli import main
+from robojudge.run import default_run_dir
 
 
 def _report(*args: object) -> int:
@@ -100,16 +103,56 @@ def test_links_the_user_made_inside_the_report_folder_are_followed(tmp_path: Pat
     assert (out / "paper" / "summary.csv").read_text().startswith("metric,")
 
 
-def test_a_manifests_summary_folder_replaces_links_leading_out(tmp_path: Path) -> None:
-    # summary.csv and results.csv (the store's export) are written into --out as the HTML report is.
+def test_a_manifests_summary_folder_replaces_links_leading_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # summary.csv and results.csv (the store's export) are written into the default folder
+    # (runs/<manifest>/report) as the HTML report is.
     home, run = _downloaded_run(tmp_path)
     before = (home / ".bashrc").read_bytes()
-    out = tmp_path / "summary_out"
-    out.mkdir()
+    monkeypatch.chdir(tmp_path)
+    manifest = run / "suite" / "suite.jsonl"
+    out = default_run_dir(manifest) / "report"
+    out.mkdir(parents=True)
     for name in ("summary.csv", "results.csv"):
-        (out / name).symlink_to("../home/.bashrc")
-    assert _report(run / "suite" / "suite.jsonl", "--db", f"sqlite:///{run / 'results.sqlite'}", "-o", out,
-                   "--no-html") == 0
+        (out / name).symlink_to("../" * len(out.parts) + "home/.bashrc")
+        assert (out / name).resolve() == (home / ".bashrc").resolve()
+    assert _report(manifest, "--db", f"sqlite:///{run / 'results.sqlite'}", "--no-html") == 0
     assert (home / ".bashrc").read_bytes() == before
     assert not (out / "summary.csv").is_symlink() and not (out / "results.csv").is_symlink()
     assert (out / "results.csv").read_text().startswith("item_id,")
+
+
+def test_with_out_a_page_linked_into_a_published_folder_is_kept_up_to_date(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The user's own link, in the folder they named: followed on every run, the link kept, nothing said.
+    _, run = _downloaded_run(tmp_path)
+    published = tmp_path / "Downloads" / "published"
+    published.mkdir()
+    (published / "index.html").write_text("old published page\n")
+    page = run / "report" / "index.html"
+    page.unlink()
+    page.symlink_to("../../published/index.html")
+    for _ in range(2):
+        (published / "index.html").write_text("old published page\n")
+        assert _report(run, "--out", run / "report") == 0
+        assert page.is_symlink()
+        assert (published / "index.html").read_text().startswith("<!DOCTYPE html>")
+    assert "warning:" not in capsys.readouterr().err
+
+
+def test_with_out_a_leaderboard_linked_into_a_papers_folder_is_kept_up_to_date(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, run = _downloaded_run(tmp_path)
+    board, paper = tmp_path / "board", tmp_path / "paper"
+    board.mkdir()
+    paper.mkdir()
+    (paper / "leaderboard.md").write_text("paper's table (old)\n")
+    (board / "leaderboard.md").symlink_to("../paper/leaderboard.md")
+    with pytest.raises(SystemExit) as stop:
+        main(["leaderboard", "generators", str(run / "suite" / "suite.jsonl"), "--db",
+              f"sqlite:///{run / 'results.sqlite'}", "--bootstrap", "50", "-o", str(board)])
+    assert stop.value.code in (0, None)
+    assert (board / "leaderboard.md").is_symlink()
+    assert (paper / "leaderboard.md").read_text().startswith("# Generator leaderboard")
+    assert "warning:" not in capsys.readouterr().err
+

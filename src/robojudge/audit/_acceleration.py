@@ -279,7 +279,7 @@ def write_acceleration(run: AccelerationRun, out_dir: str | Path, *, source: str
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sec = audit_section([run.audit])
-    with replacing(out) as files:
+    with replacing(out, named=True) as files:  # (--out: the user's folder, links and all)
         written = [files.write_text(out / "acceleration.json", json.dumps(acceleration_json(run), indent=2)
                                     + "\n")]
         for table in (frontier_table(run.audit), retention_table(run.audit)):

@@ -215,7 +215,7 @@ def write_sample_size(run: SampleSizeRun, out_dir: str | Path, *, source: str = 
             "curves": {g: [{k: v for k, v in asdict(p).items() if k != "values"} for p in pts]
                        for g, pts in r.curves.items()}}
     sec = sample_size_section(r, "Frechet distance", features=f"{features} (docs/audit.md)")
-    with replacing(out) as files:  # all new or (on an error) the old ones untouched; the page last
+    with replacing(out, named=True) as files:  # all new or (on an error) the old ones untouched; page last
         written = [files.write_text(out / "sample_size.json", json.dumps(json_ready(data), indent=2) + "\n"),
                    *sample_size_table(r, "Frechet distance").stage(files, out / "tables"),
                    files.write_text(out / "sample_size.svg", sec.plots[0]),

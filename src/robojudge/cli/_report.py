@@ -124,7 +124,7 @@ def report(
             _refuse_linked_default(folder)
         try:
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
-                                     stale=stale)
+                                     stale=stale, named=out is not None)
         except (ManifestError, StoreError, ValueError) as exc:
             raise fail(str(exc)) from None
         except OSError as exc:  # a full disk, a file-size limit
@@ -173,7 +173,8 @@ def report(
                                    higher_is_better=direction,
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
                                    bootstrap=bootstrap, seed=seed, stale=stale,
-                                   config_key=registry_config_key, networks=registry_networks)
+                                   config_key=registry_config_key, networks=registry_networks,
+                                   named=out is not None)
     except (ManifestError, StoreError, ValueError, LinkedFolderError) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a file-size limit: the page and its tables are replaced together

@@ -336,6 +336,7 @@ def write_html_report(
     stale: StaleFinder | None = None,
     config_key: ConfigKey | None = None,
     networks: NetworksOf | None = None,
+    named: bool = True,
 ) -> HtmlReport:
     """Write ``index.html`` and ``tables/*.{csv,md,tex}`` for the results stored at ``db``.
 
@@ -366,6 +367,11 @@ def write_html_report(
         networks: The networks each stored metric computes with
             (:func:`robojudge.metric_info.registry_networks`, which the CLI passes), for the "Networks"
             section; without it that section is skipped.
+        named: ``out_dir`` is a folder the user named (``--out``): a link in it to a file is followed
+            wherever it leads (an ``index.html`` linked into a published folder). False for a folder the
+            caller chose (a run folder's default ``report/``, which may have been downloaded): only links
+            staying inside it are followed. Either way a ``tables/`` leading out of it is refused
+            (:func:`robojudge._files.replacing`).
 
     Returns:
         An :class:`HtmlReport`.
@@ -385,7 +391,7 @@ def write_html_report(
     index = out / "index.html"
     notes = [n for n in (manifest_rows_note(invalid), stale_note(left_out)) if n]
     page = render_page(sections, title=title, source=source, notes=notes)
-    with replacing(out) as files:  # the page last, so that it never names tables of another report
+    with replacing(out, named=named) as files:  # the page last: it never names tables of another report
         written, unlisted = stage_tables(files, [t for sec in sections for t in sec.tables], out / "tables")
         files.write_text(index, page)
     known = {it.item_id for it in items}

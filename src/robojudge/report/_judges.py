@@ -476,8 +476,12 @@ def stages_lines(table: Sequence[JudgeRow], report: AgreementReport) -> list[str
 
 
 def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: str | Path, *,
-                 note: str = "") -> list[Path]:
-    """Write ``judges.md`` and ``judges.csv``; the CSV has ``<target>_<col>_best`` booleans."""
+                 note: str = "", named: bool = True) -> list[Path]:
+    """Write ``judges.md`` and ``judges.csv``; the CSV has ``<target>_<col>_best`` booleans.
+
+    ``named``: as :func:`robojudge.report.write_leaderboard`'s (False: links in ``out_dir`` are followed
+    only while they stay inside it).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     targets = (*report.axes, OVERALL)
@@ -487,7 +491,7 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
         for col, _, _ in JUDGE_COLUMNS:
             fields += [f"{t}_{col}", f"{t}_{col}_low", f"{t}_{col}_high", f"{t}_{col}_best"]
     fields += ["stage", "base_model"]
-    with replacing(out) as files:  # both whole, or (on an error) the old ones untouched
+    with replacing(out, named=named) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "judges.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)

@@ -137,8 +137,9 @@ def label_agreement(
     return sorted(out, key=lambda r: (order[r.metric], AXES.index(r.axis)))
 
 
-def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -> None:
-    """``label_agreement.csv`` and ``label_agreement.md`` in ``out_dir``."""
+def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path, *, named: bool = True) -> None:
+    """``label_agreement.csv`` and ``label_agreement.md`` in ``out_dir``; ``named`` as
+    :func:`robojudge.report.write_leaderboard`'s."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields = list(LabelAgreement.__dataclass_fields__)
@@ -152,7 +153,7 @@ def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path) -
             f"| {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
             f"{_ci(r.spearman, r.spearman_low, r.spearman_high)} |"
         )
-    with replacing(out) as files:  # both whole, or (on an error) the old ones untouched
+    with replacing(out, named=named) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "label_agreement.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)

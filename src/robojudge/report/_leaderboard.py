@@ -452,16 +452,21 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
     return "\n".join(lines) + "\n"
 
 
-def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "Generator leaderboard"
-                      ) -> list[Path]:
-    """Write ``leaderboard.md`` and ``leaderboard.csv`` (one row per generator) to ``out_dir``."""
+def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "Generator leaderboard",
+                      named: bool = True) -> list[Path]:
+    """Write ``leaderboard.md`` and ``leaderboard.csv`` (one row per generator) to ``out_dir``.
+
+    ``named``: ``out_dir`` is a folder the user named (``--out``), whose links to files are followed
+    wherever they lead (a ``leaderboard.md`` linked into a paper's folder); False for one the caller chose
+    (the demo's ``report/``), where only links staying inside it are (:func:`robojudge._files.replacing`).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     fields = ["generator", *(f"n_{a}" for a in board.axes)]
     for t in board.targets:
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
                                                                         "rank_high", "small_n"))]
-    with replacing(out) as files:  # both whole, or (on an error) the old ones untouched
+    with replacing(out, named=named) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "leaderboard.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)

@@ -44,12 +44,14 @@ def report_suite(
     manifest: str | Path, db: str, out_dir: str | Path, *, by: str = "generator", title: str | None = None,
     native_range: RangeOf | None = None,
     stale: StaleFinder | None = None,
+    named: bool = True,
 ) -> list[GroupSummary]:
     """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field.
 
     ``native_range``: see :func:`write_report` (the CLI passes the metric registry's). ``stale`` finds
     the rows whose inputs changed since they were computed (:func:`robojudge.run.stale_rows`, which
-    the CLI passes); they are left out of the summary, which says so.
+    the CLI passes); they are left out of the summary, which says so. ``named``: as
+    :func:`robojudge.report.write_html_report`'s.
     """
     suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
     group_of = group_by_field(suite.items, by)
@@ -62,4 +64,5 @@ def report_suite(
         left_out = stale(rows, suite.items) if stale is not None else []
         columns = {**item_columns(suite.items), OUTSIDE_COLUMN: outside_column(suite.items)}
         return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
-                            native_range=native_range, columns=columns, stale=left_out, note=note, rows=rows)
+                            native_range=native_range, columns=columns, stale=left_out, note=note, rows=rows,
+                            named=named)

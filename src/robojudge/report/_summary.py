@@ -223,6 +223,7 @@ def write_report(
     stale: Sequence[ResultRow] = (),
     note: str = "",
     rows: Sequence[ResultRow] | None = None,
+    named: bool = True,
 ) -> list[GroupSummary]:
     """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``: each beside its
     name, renamed into place once all four are written, so a failed write (a full disk) leaves the
@@ -247,7 +248,7 @@ def write_report(
     are left out of the summary, which says how many; ``results.csv`` keeps them, marked in its
     ``stale`` column when ``columns`` are given (a suite is known), as ``robojudge results export
     --suite`` marks them. ``note``: a sentence ``summary.md`` prints above its table (how the items
-    without the field are named, say).
+    without the field are named, say). ``named``: as :func:`robojudge.report.write_html_report`'s.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -283,7 +284,7 @@ def write_report(
                       for h in hidden)
     # Written beside their names and renamed into place once all are whole (results.csv by the export
     # itself, last): a full disk or a kill leaves the previous summary, never a cut one or half of one.
-    with replacing(out) as files:
+    with replacing(out, named=named) as files:
         with files.open(out / "summary.csv", newline="") as f:
             w = SafeCsvWriter(f)
             w.writerow(fields)
@@ -299,5 +300,5 @@ def write_report(
                 if r.status != "ok":
                     w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
         files.write_text(out / "summary.md", md)
-        export_results(store, out / "results.csv", "csv", columns=columns, root=out)
+        export_results(store, out / "results.csv", "csv", columns=columns, root=out, named=named)
     return summaries

@@ -358,7 +358,7 @@ class Table:
     def write(self, folder: str | Path) -> list[Path]:
         """Write ``<name>.csv``, ``<name>.md`` and ``<name>.tex`` into ``folder``: the three new files, or
         (on an error) the old ones untouched (:func:`robojudge._files.replacing`)."""
-        with replacing(folder) as files:
+        with replacing(folder, named=True) as files:  # (the user's --out: their links are followed)
             return self.stage(files, folder)
 
     def stage(self, files: Staged, folder: str | Path) -> list[Path]:

@@ -117,7 +117,7 @@ _BATCH = 10_000
 def export_results(
     store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None,
     raw: bool = False, columns: ExtraColumns | None = None, keep: Callable[[ResultRow], bool] | None = None,
-    root: str | os.PathLike[str] | None = None,
+    root: str | os.PathLike[str] | None = None, named: bool = False,
 ) -> int:
     """Write the store's rows to ``out`` as one long table.
 
@@ -142,6 +142,7 @@ def export_results(
         keep: Write only the rows for which it is true (all when ``None``).
         root: The output folder ``out`` is written into (a report's), if any: a link there is
             followed only inside it (:func:`robojudge._files.replacing`), and is never taken for a stream.
+        named: The user named ``root`` (``--out``): a link there is followed wherever it leads.
 
     Returns:
         The number of rows written.
@@ -158,7 +159,7 @@ def export_results(
     fmt = _resolve_format(out, fmt)
     tmp: Path | None = None
     try:
-        with replacing(root) as files:  # the whole new file or the old one (a link kept, its permissions too)
+        with replacing(root, named=named) as files:  # the whole new file or the old one (link, mode kept)
             tmp = files.path(out)
             rows = store.iter_rows(metric=metric)
             if keep is not None:

@@ -281,7 +281,7 @@ def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, dat
             "data": str(Path(data).resolve()), "data_digest": digest, "settings": asdict(settings),
             "overrides": dict(overrides or {}), "steps": result.steps, "losses": losses,
             "finite": all(math.isfinite(v) for v in losses)}
-    replace_text(out / TRAIN_FILE, json.dumps(info, indent=2, default=str) + "\n", root=out)
+    replace_text(out / TRAIN_FILE, json.dumps(info, indent=2, default=str) + "\n", root=out, named=True)
     return result
 
 
