@@ -5,7 +5,7 @@ A shared run folder (a tar or zip keeps links) whose ``report/tables/summary.csv
 and a ``tables/`` that was a link had the report write there and remove the user's files (audit untrusted
 1). A link the user made inside the report folder, pointing inside it, is still followed; so is every link
 to a file in a folder the user named with ``--out`` (a page or leaderboard linked into a published or
-paper folder, review rev4 1).
+paper folder, review rev4 1), and the user's own ``./report`` link for a store file (rev4 3).
 """
 
 from __future__ import annotations
@@ -156,3 +156,15 @@ def test_with_out_a_leaderboard_linked_into_a_papers_folder_is_kept_up_to_date(
     assert (paper / "leaderboard.md").read_text().startswith("# Generator leaderboard")
     assert "warning:" not in capsys.readouterr().err
 
+
+def test_the_default_report_folder_of_a_store_file_may_be_the_users_link(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `robojudge report results.sqlite` writes ./report: the user's own folder, not a downloaded run's.
+    _, run = _downloaded_run(tmp_path)
+    here, web = tmp_path / "work", tmp_path / "web"
+    here.mkdir()
+    web.mkdir()
+    (here / "report").symlink_to("../web")
+    monkeypatch.chdir(here)
+    assert _report(run / "results.sqlite") == 0
+    assert (web / "index.html").read_text().startswith("<!DOCTYPE html>")

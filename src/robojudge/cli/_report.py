@@ -153,7 +153,7 @@ def report(
         path = Path(target)
         folder = out or (path / "report" if path.is_dir() else Path("report"))
         check_out_folder(folder, "--out" if out else "report folder")
-        if out is None:
+        if out is None and path.is_dir():  # (./report of a store file or URL is the user's own folder)
             _refuse_linked_default(folder)
         if manifest is None:
             err_console.print(f"no suite manifest found{gone_note(url)} (pass --suite): the report has no "
