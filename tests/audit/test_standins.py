@@ -117,3 +117,34 @@ def test_a_failed_write_keeps_the_old_stand_in_manifest(tmp_path) -> None:
     assert not (out / "timing.csv").exists() and not [p for p in out.iterdir() if p.name.startswith(".")]
     make_standins(tmp_path / "s.jsonl", "g", out, ["lowres2"])
     assert len(load_suite(out / "suite.jsonl")) == 2
+
+
+def test_a_linked_standins_folder_leading_out_is_refused_and_the_users_file_links_followed(
+        tmp_path, capsys) -> None:
+    # The videos were written wherever a linked standins/ led, though the docs said such a folder is
+    # refused (review rev4 2); a file linked from the folder the user named is theirs, and followed.
+    from robojudge.cli import main
+    from robojudge.video import write_video
+
+    write_video(tmp_path / "v.mp4", _frames(4, 16, 16), fps=4)
+    (tmp_path / "s.jsonl").write_text(json.dumps({"item_id": "take", "video": "v.mp4", "generator": "g",
+                                                  "clip_id": "c"}) + "\n")
+    outside, out = tmp_path / "outside", tmp_path / "acc"
+    outside.mkdir()
+    out.mkdir()
+    (out / "standins").symlink_to("../outside")
+    with pytest.raises(SystemExit) as stop:
+        main(["audit", "standins", str(tmp_path / "s.jsonl"), "--dense", "g", "-o", str(out),
+              "--methods", "lowres2"])
+    assert stop.value.code == 2
+    assert list(outside.iterdir()) == [] and not (out / "suite.jsonl").exists()
+    err = capsys.readouterr().err
+    assert f"error: {out / 'standins'}: a link to ../outside" in err and "nothing is written" in err
+
+    (out / "standins").unlink()
+    (outside / "timing.csv").write_text("mine\n")
+    (out / "timing.csv").symlink_to("../outside/timing.csv")
+    path = make_standins(tmp_path / "s.jsonl", "g", out, ["lowres2"])
+    assert (out / "timing.csv").is_symlink()
+    assert (outside / "timing.csv").read_text().startswith("generator,item,")
+    assert len(load_suite(path)) == 2

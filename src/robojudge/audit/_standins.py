@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from robojudge._csv import SafeCsvWriter
-from robojudge._files import replacing
+from robojudge._files import refuse_linked_folders, replacing
 from robojudge.suite import Item, load_suite
 from robojudge.video import probe_video, sample_frames, write_video
 
@@ -135,6 +135,7 @@ def _copy(src: Path, root: Path, out: Path) -> str:
         rel = Path("external") / src.name
     dst = out / rel
     if not dst.exists():
+        refuse_linked_folders(out, dst)
         dst.parent.mkdir(parents=True, exist_ok=True)
         if src.is_dir():
             shutil.copytree(src, dst)
@@ -185,10 +186,16 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
     ``standins/`` and ``timing.csv`` (generator, item, seconds, steps of every rollout, the nominal
     costs also written into each item's ``meta``). Other generators of the manifest are left out.
 
+    ``out_dir`` is the user's folder: a file in it that is a link (a video, ``timing.csv``) is written
+    where it points. A folder the command writes into (``standins/``, ``external/``, a video's folder)
+    that is a link leading out of ``out_dir`` is refused (:class:`robojudge._files.LinkedFolderError`)
+    before anything is written through it.
+
     Raises:
         ValueError: No item of ``dense``, an unknown method, a ``drift`` that is not a finite number, or
             a ``lowres<f>`` that would leave fewer than :data:`MIN_LOWRES_SIDE` pixels on the short side
             of a video.
+        LinkedFolderError: A folder it writes into leads out of ``out_dir``.
     """
     if not math.isfinite(drift):
         raise ValueError(f"drift must be a finite number of pixels per chunk, got {drift}")
@@ -224,6 +231,7 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
                 if clip.frames is None:
                     raise ValueError(f"{v}: no frames decoded")
                 rel = Path("standins") / spec.name / paths[v]
+                refuse_linked_folders(out, out / rel)  # (standins/ linked elsewhere: nothing written there)
                 (out / rel).parent.mkdir(parents=True, exist_ok=True)
                 write_video(out / rel, spec.apply(clip.frames, drift), fps=clip.source_fps)
                 new_paths[v] = rel.as_posix()
@@ -237,7 +245,7 @@ def make_standins(manifest: str | Path, dense: str, out_dir: str | Path,
             records.append(rec)
             timing.append([gen, rec["item_id"], f"{s:g}", f"{k:g}"])
     path = out / "suite.jsonl"
-    with replacing(out) as staged:  # both whole or the old ones untouched; the manifest last
+    with replacing(out, named=True) as staged:  # both whole or the old ones untouched; the manifest last
         # Quoted and escaped as every robojudge CSV: an id holding a comma, or one a spreadsheet would run
         with staged.open(out / "timing.csv", newline="") as fh:
             SafeCsvWriter(fh, lineterminator="\n").writerows(timing)
