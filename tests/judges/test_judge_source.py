@@ -54,11 +54,32 @@ def test_judge_from_the_current_folder_is_named_with_its_host_and_key_variable(
     said = res.stderr.splitlines()
     assert said[0] == (f"judge 'gpt4o' from robojudge.toml in the current folder ({suite}; the default of "
                        f"--judges): sends to {host}, key read from HF_TOKEN")
-    assert said[1] == (f"warning: judge 'gpt4o' sends HF_TOKEN, a Hugging Face secret, as its API key to "
-                       f"{host}, which is not Hugging Face: check the judges file, and give the judge a "
-                       "variable of its own")
-    assert "plain http" not in res.stderr  # 127.0.0.1 is this machine
-    assert srv.count == 1  # a warning, not a refusal: the user may mean it
+    # 127.0.0.1 is this machine: neither plain http:// nor HF_TOKEN sent there is warned of (a secret
+    # sent elsewhere is: test_every_command_that_sends_judge_requests_says_it, test_key_warnings)
+    assert "warning" not in res.stderr
+    assert srv.count == 1
+
+
+def test_a_judges_file_given_by_its_default_name_is_not_called_the_default(
+    tmp_path: Path, make_items: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `--judges robojudge.toml` given was said to be "the default of --judges": the path was compared
+    items = make_items(["a"])
+    (tmp_path / "suite.jsonl").write_text(json.dumps(items[0].model_dump(exclude_none=True)) + "\n")
+    (tmp_path / "robojudge.toml").write_text('[judges.mk]\nbackend = "mock"\n'
+                                             'replies = [\'{"reasoning": "r", "physical_adherence": 2}\']\n')
+    monkeypatch.chdir(tmp_path)
+    common = ["suite.jsonl", "--judge", "mk", "--rubric", "pa", "--db", str(tmp_path / "r.sqlite"),
+              "--no-cache", "--no-progress"]
+    given = CliRunner().invoke(app, ["judge", *common, "--judges", "robojudge.toml"])
+    assert given.exit_code == 0, given.output
+    said = given.stderr.splitlines()[0]
+    assert said == "judge 'mk' from robojudge.toml: mock backend, runs in this process"
+    by_default = CliRunner().invoke(app, ["judge", *common])
+    assert by_default.exit_code == 0, by_default.output
+    assert by_default.stderr.splitlines()[0] == (
+        f"judge 'mk' from robojudge.toml in the current folder ({tmp_path}; the default of --judges): mock "
+        "backend, runs in this process")
 
 
 def test_a_judges_file_given_and_an_inline_judge(tmp_path: Path, make_items: Any) -> None:
@@ -118,6 +139,8 @@ HF, LAN = "HUGGING_FACE_HUB_TOKEN", "http://10.0.0.1:8000/v1"
         ("http://127.0.0.2/v1", "VLLM_API_KEY", []),
         ("http://localhost:8000/v1", "VLLM_API_KEY", []),
         ("http://[::1]/v1", "VLLM_API_KEY", []),
+        ("http://0.0.0.0:8000/v1", "VLLM_API_KEY", []),  # this machine, as a client connects to it
+        ("http://[::]:8000/v1", "VLLM_API_KEY", []),
         (LAN, None, []),  # no key, nothing to read on the way
         ("https://api.openai.com/v1", "OPENAI_API_KEY", []),
         # another service's secret, for a host that is not that service
@@ -132,7 +155,23 @@ HF, LAN = "HUGGING_FACE_HUB_TOKEN", "http://10.0.0.1:8000/v1"
         ("https://x.example/v1", "AZURE_OPENAI_API_KEY", ["AZURE_OPENAI_API_KEY"]),
         ("https://x.example/v1", "GCP_KEY", ["GCP_KEY"]),
         ("https://x.example/v1", "GOOGLE_APPLICATION_CREDENTIALS", ["GOOGLE_APPLICATION_CREDENTIALS"]),
-        ("https://127.0.0.1/v1", "SSH_AUTH_SOCK", ["SSH_AUTH_SOCK"]),
+        ("https://x.example/v1", "SSH_AUTH_SOCK", ["SSH_AUTH_SOCK"]),
+        # on this machine a secret is not warned of: a local TGI with HF_TOKEN, a local proxy
+        ("http://127.0.0.1:8080", "HF_TOKEN", []),
+        ("http://localhost:8000/v1", "OPENAI_API_KEY", []),
+        ("http://0.0.0.0:8000/v1", "GITHUB_TOKEN", []),
+        ("https://127.0.0.1/v1", "SSH_AUTH_SOCK", []),
+        # a judge provider's own key, sent to a host that is not that provider's
+        ("https://evil.example/v1", "OPENAI_API_KEY", ["OPENAI_API_KEY"]),
+        ("https://api.openai.com.evil.example/v1", "OPENAI_API_KEY", ["OPENAI_API_KEY"]),
+        ("http://10.0.0.1:8000/v1", "OPENAI_API_KEY", ["the key in OPENAI_API_KEY", "OPENAI_API_KEY"]),
+        ("https://evil.example/v1", "ANTHROPIC_API_KEY", ["ANTHROPIC_API_KEY"]),
+        ("https://api.anthropic.com/v1", "ANTHROPIC_API_KEY", []),
+        ("https://evil.example/v1", "GEMINI_API_KEY", ["GEMINI_API_KEY"]),
+        ("https://evil.example/v1", "GOOGLE_API_KEY", ["GOOGLE_API_KEY"]),
+        ("https://generativelanguage.googleapis.com/v1beta/openai", "GEMINI_API_KEY", []),
+        ("https://evil.example/v1", "MISTRAL_API_KEY", ["MISTRAL_API_KEY"]),
+        ("https://api.mistral.ai/v1", "MISTRAL_API_KEY", []),
     ],
 )
 def test_key_warnings(base_url: str, variable: str | None, warned: list[str]) -> None:

@@ -111,9 +111,10 @@ def _inline_name(model: str) -> str:
 
 
 def resolve_judge(
-    name: str | None, judges_file: Path, backend: str | None, overrides: dict[str, Any]
+    name: str | None, judges_file: Path | None, backend: str | None, overrides: dict[str, Any]
 ) -> JudgeConfig:
-    """The judge a command line asks for: inline (``--backend``) or by name from the judges file.
+    """The judge a command line asks for: inline (``--backend``) or by name from the judges file
+    (``judges_file``, the ``--judges`` given; None: :data:`DEFAULT_JUDGES_FILE`, its default).
 
     Errors name where the judge comes from (the file, or the command line), the judge and the field.
     An ``api_key_env`` naming a variable that is not set is an error here, not 401s later.
@@ -130,13 +131,15 @@ def resolve_judge(
         return cfg
     if name is None:
         raise JudgeConfigError("give --judge NAME (from the judges file) or an inline --backend and --model")
+    by_default = judges_file is None
+    judges_file = DEFAULT_JUDGES_FILE if judges_file is None else judges_file
     judges = load_judges_file(judges_file)
     if name not in judges:
         raise UnknownNameError("judge", name, sorted(judges), f" (declared in {judges_file})")
     base = judges[name]
     if not extra and not sampling:
         cfg = _checked(base, str(judges_file))
-        print_judge_source(cfg, judges_file)
+        print_judge_source(cfg, judges_file, by_default=by_default)
         return cfg
     values = base.model_dump()
     if "base_url" in extra:  # one server given on the command line replaces a declared fleet
@@ -147,7 +150,7 @@ def resolve_judge(
     values.update(extra)
     values["sampling"] = {**values["sampling"], **sampling}
     cfg = _checked(values, f"{judges_file} with the command-line options")
-    print_judge_source(cfg, judges_file)
+    print_judge_source(cfg, judges_file, by_default=by_default)
     return cfg
 
 
@@ -155,12 +158,12 @@ DEFAULT_JUDGES_FILE = Path("robojudge.toml")
 """``--judges`` when not given: a file in the current folder."""
 
 
-def judge_source_line(cfg: JudgeConfig, judges_file: Path) -> str:
+def judge_source_line(cfg: JudgeConfig, judges_file: Path, *, by_default: bool = False) -> str:
     """Where a judge declared in ``judges_file`` comes from and where it sends: the file (said to be in
-    the current folder when it is the default ``robojudge.toml``), each endpoint's ``scheme://host``
-    and the variable its key is read from."""
+    the current folder when it was read ``by_default``, --judges not given), each endpoint's
+    ``scheme://host`` and the variable its key is read from."""
     where = str(judges_file)
-    if judges_file == DEFAULT_JUDGES_FILE:
+    if by_default:
         where += f" in the current folder ({Path.cwd()}; the default of --judges)"
     urls = endpoint_urls(cfg)
     if urls:
@@ -172,7 +175,7 @@ def judge_source_line(cfg: JudgeConfig, judges_file: Path) -> str:
     return f"judge {cfg.name!r} from {where}: {cfg.backend} backend, no base_url"
 
 
-def print_judge_source(cfg: JudgeConfig, judges_file: Path | None) -> None:
+def print_judge_source(cfg: JudgeConfig, judges_file: Path | None, *, by_default: bool = False) -> None:
     """Say on stderr, before any request, where a judge from a judges file comes from and where its
     requests and key go (:func:`judge_source_line`), and warn of a key sent where it should not be
     (:func:`robojudge.judges.key_warnings`), for an inline judge too.
@@ -182,7 +185,8 @@ def print_judge_source(cfg: JudgeConfig, judges_file: Path | None) -> None:
     user's secret and frames there without a word.
     """
     if judges_file is not None:
-        err_console.print(judge_source_line(cfg, judges_file), highlight=False, markup=False)
+        err_console.print(judge_source_line(cfg, judges_file, by_default=by_default), highlight=False,
+                          markup=False)
     for warning in key_warnings(cfg):
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", markup=True, highlight=False)
 
@@ -363,7 +367,8 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
 def judge(
     suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
     judge_name: str | None = typer.Option(None, "--judge", "-j", help="Judge name from the judges file."),
-    judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
+    judges_file: Path | None = typer.Option(None, "--judges", help="TOML file declaring judges \\[default: "
+                                            "robojudge.toml in the current folder]."),
     rubric: str | None = typer.Option(
         None, "--rubric", "-r", help="Comma-separated rubric ids: built-in ones, or those of --rubric-file "
         "files \\[default: pa,ia; with --rubric-file, only the files' rubrics].",

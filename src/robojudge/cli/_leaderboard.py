@@ -294,7 +294,8 @@ def _rates(text: str) -> list[float | None]:
 def fps_ablation(
     suite: Path = typer.Argument(..., help="Suite manifest with PA/IA labels."),
     judge_name: str | None = typer.Option(None, "--judge", "-j", help="Judge name from the judges file."),
-    judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
+    judges_file: Path | None = typer.Option(None, "--judges", help="TOML file declaring judges \\[default: "
+                                            "robojudge.toml in the current folder]."),
     backend: str | None = typer.Option(None, "--backend", help="Inline judge: openai, hf or mock."),
     model: str | None = typer.Option(None, "--model", help="Model name (inline or override)."),
     base_url: str | None = typer.Option(None, "--base-url", help="OpenAI-compatible endpoint."),

@@ -342,7 +342,8 @@ def prompts_cmd(
     file: Path = typer.Argument(..., help="Suite manifest (each clip's first item gives the instruction)."),
     out: Path = typer.Option(..., "--out", "-o", help="JSONL manifest of generation prompts to write."),
     judge_name: str = typer.Option(..., "--judge", "-j", help="The language model that rewrites (a judge)."),
-    judges_file: Path = typer.Option(Path("robojudge.toml"), "--judges", help="TOML file declaring judges."),
+    judges_file: Path | None = typer.Option(None, "--judges", help="TOML file declaring judges \\[default: "
+                                            "robojudge.toml in the current folder]."),
     max_words: int = typer.Option(100, "--max-words", min=1, help="Longest valid rewrite, in words (a "
                                   "Chinese or Japanese character counts as a word)."),
     retries: int = typer.Option(1, "--retries", min=0, help="Extra asks for a rewrite failing its checks."),

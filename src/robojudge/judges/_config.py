@@ -375,10 +375,24 @@ _OTHER_SERVICES: tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...] = (
     (("AZURE_",), "Azure", ("azure.com", "azure.net", "azure-api.net", "windows.net")),
     (("GCP_", "GOOGLE_APPLICATION_CREDENTIALS"), "Google Cloud", ("googleapis.com", "google.com")),
     (("SSH_AUTH_SOCK",), "SSH", ()),
+    # The judge providers' own keys: the ones a user most likely holds, and so the ones a judges file from
+    # someone else would name for its own server. Pointing an OpenAI-compatible server at one is allowed
+    # (a warning only).
+    (("OPENAI_API_KEY",), "OpenAI", ("openai.com",)),
+    (("ANTHROPIC_API_KEY",), "Anthropic", ("anthropic.com",)),
+    (("GEMINI_API_KEY", "GOOGLE_API_KEY"), "Google", ("googleapis.com",)),
+    (("MISTRAL_API_KEY",), "Mistral", ("mistral.ai",)),
+    (("GROQ_API_KEY",), "Groq", ("groq.com",)),
+    (("TOGETHER_API_KEY",), "Together AI", ("together.xyz", "together.ai")),
+    (("OPENROUTER_API_KEY",), "OpenRouter", ("openrouter.ai",)),
+    (("DEEPSEEK_API_KEY",), "DeepSeek", ("deepseek.com",)),
+    (("XAI_API_KEY",), "xAI", ("x.ai",)),
+    (("FIREWORKS_API_KEY",), "Fireworks AI", ("fireworks.ai",)),
 )
 """Environment variables that hold another service's secret (a name ending in ``_`` is a prefix: every
 ``AWS_...``), whose service, and the hosts of that service (itself and its subdomains) where the secret
-belongs. ``SSH_AUTH_SOCK`` is the SSH agent's socket and belongs to no server."""
+belongs. ``SSH_AUTH_SOCK`` is the SSH agent's socket and belongs to no server. A server on this machine
+is never warned of (:func:`_this_machine`): what runs there can read the environment anyway."""
 
 
 def endpoint_urls(config: JudgeConfig) -> tuple[str, ...]:
@@ -407,13 +421,21 @@ def shown_endpoint(url: str) -> str:
     return f"{parts.scheme.lower()}://{host}" + (f":{port}" if port is not None else "")
 
 
-def _loopback(host: str) -> bool:
+def _this_machine(host: str) -> bool:
+    """Whether ``host`` is this machine: ``localhost``, a loopback address (``127.0.0.0/8``, ``::1``) or
+    the unspecified address (``0.0.0.0``, ``::``), which a client on Linux and macOS connects to as this
+    machine.
+
+    >>> [_this_machine(h) for h in ("localhost", "127.0.0.2", "::1", "0.0.0.0", "10.0.0.1", "example.com")]
+    [True, True, True, True, False, False]
+    """
     if host.lower().rstrip(".") == "localhost" or host.lower().endswith(".localhost"):
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    return address.is_loopback or address.is_unspecified
 
 
 def _served_by(host: str, hosts: tuple[str, ...]) -> bool:
@@ -434,8 +456,9 @@ def key_warnings(config: JudgeConfig) -> list[str]:
     """What is risky about where a judge sends its key, one sentence each: the key (or credentials in the
     URL) going over plain ``http://`` to a host that is not this machine, where anyone on the way can
     read it; and ``api_key_env`` naming another service's secret (``HF_TOKEN``, ``GITHUB_TOKEN``,
-    ``AWS_...``) for an endpoint that is not that service, which is how a judges file from someone else
-    takes a secret that was never meant for a judge.
+    ``AWS_...``, a judge provider's ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``) for an
+    endpoint that is neither that service nor this machine, which is how a judges file from someone else
+    takes a secret that was never meant for its server.
 
     >>> key_warnings(make_judge({"name": "j", "model": "m", "base_url": "https://evil.example/v1",
     ...                          "api_key_env": "HF_TOKEN"}))  # doctest: +NORMALIZE_WHITESPACE
@@ -448,13 +471,14 @@ def key_warnings(config: JudgeConfig) -> list[str]:
     for url in urls:
         parts = urlsplit(url)
         sent = f"the key in {name}" if name else "the credentials in its URL" if parts.username else None
-        if sent and parts.scheme.lower() == "http" and not _loopback(parts.hostname or ""):
+        if sent and parts.scheme.lower() == "http" and not _this_machine(parts.hostname or ""):
             out.append(f"judge {config.name!r} sends {sent} over plain http:// to {shown_endpoint(url)}, "
                        "which is not this machine: anyone on the way can read it (use https://)")
     other = _other_service(name) if name else None
     if other is not None:
         service, hosts = other
-        foreign = [url for url in urls if not _served_by(urlsplit(url).hostname or "", hosts)]
+        foreign = [url for url in urls
+                   if not _served_by(host := urlsplit(url).hostname or "", hosts) and not _this_machine(host)]
         if foreign:
             shown = ", ".join(shown_endpoint(url) for url in foreign)
             article = "an" if service[0] in "AEIOU" else "a"
