@@ -1,13 +1,18 @@
-"""A suite manifest (empty videos beside it: nothing is decoded) and a store holding given rows, for
-the acceleration-audit tests."""
+"""Helpers of the acceleration-audit tests: a suite manifest (empty videos beside it: nothing is decoded)
+and a store holding given rows; a three-clip dense/fast suite of small videos; the CLI command."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
+from typer.testing import CliRunner, Result
+
+from robojudge.cli import app
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
+from robojudge.video import write_video
 
 
 def stored_suite(folder: Path, items: list[Item], rows: list[ResultRow]) -> tuple[Path, str]:
@@ -21,3 +26,35 @@ def stored_suite(folder: Path, items: list[Item], rows: list[ResultRow]) -> tupl
     with ResultStore(db) as store:
         store.add(rows)
     return manifest, db
+
+
+def brightening_video(path: Path, step: int) -> None:
+    """Eight 16x16 frames whose brightness grows by ``step`` per frame (pixel_frame_consistency grows
+    with it)."""
+    write_video(path, np.stack([np.full((16, 16, 3), 40 + step * t, np.uint8) for t in range(8)]), fps=4)
+
+
+def dense_fast_suite(folder: Path, *, videos: bool = True) -> Path:
+    """Three clips, each rolled out by ``dense`` (10 s) and ``fast`` (5 s); empty video files unless
+    ``videos``."""
+    lines = []
+    for k in range(3):
+        for gen, secs in (("dense", 10.0), ("fast", 5.0)):
+            name = f"c{k}-{gen}.mp4"
+            if videos:
+                brightening_video(folder / name, 2 if gen == "dense" else 4)
+            else:
+                (folder / name).write_bytes(b"")
+            lines.append(json.dumps({"item_id": f"c{k}-{gen}", "video": name, "generator": gen,
+                                     "clip_id": f"c{k}", "meta": {"generation_seconds": secs}}))
+    manifest = folder / "suite.jsonl"
+    manifest.write_text("\n".join(lines) + "\n")
+    return manifest
+
+
+def run_audit(manifest: Path, db: str | Path, *extra: str) -> Result:
+    """``robojudge audit acceleration`` of ``dense`` against ``fast`` on ``db`` (a URL, or a SQLite file)."""
+    url = db if isinstance(db, str) else f"sqlite:///{db}"
+    return CliRunner().invoke(app, ["audit", "acceleration", str(manifest), "--dense", "dense",
+                                    "--accelerated", "fast", "--db", url, "--bootstrap", "0", "--no-progress",
+                                    *extra])

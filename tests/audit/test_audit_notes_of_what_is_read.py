@@ -8,66 +8,40 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import numpy as np
-from _audit_store import stored_suite
-from typer.testing import CliRunner
+from _audit_store import brightening_video, dense_fast_suite, run_audit, stored_suite
 
-from robojudge.cli import app
 from robojudge.run import MetricRequest
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
-from robojudge.video import write_video
 
 METRIC = "pixel_frame_consistency"
 
 
-def _video(path: Path, step: int) -> None:
-    write_video(path, np.stack([np.full((16, 16, 3), 40 + step * t, np.uint8) for t in range(8)]), fps=4)
-
-
-def _suite(folder: Path) -> Path:
-    lines = []
-    for k in range(3):
-        for gen, secs in (("dense", 10.0), ("fast", 5.0)):
-            _video(folder / f"c{k}-{gen}.mp4", 2 if gen == "dense" else 4)
-            lines.append(json.dumps({"item_id": f"c{k}-{gen}", "video": f"c{k}-{gen}.mp4", "generator": gen,
-                                     "clip_id": f"c{k}", "meta": {"generation_seconds": secs}}))
-    manifest = folder / "suite.jsonl"
-    manifest.write_text("\n".join(lines) + "\n")
-    return manifest
-
-
-def _audit(manifest: Path, db: str, *extra: str):  # type: ignore[no-untyped-def]
-    return CliRunner().invoke(app, ["audit", "acceleration", str(manifest), "--dense", "dense",
-                                    "--accelerated", "fast", "--db", db, "--bootstrap", "0", "--no-progress",
-                                    *extra])
-
-
 def test_retry_errors_without_metrics_is_refused(tmp_path: Path) -> None:
-    manifest, db = _suite(tmp_path), f"sqlite:///{tmp_path / 'r.sqlite'}"
+    manifest, db = dense_fast_suite(tmp_path), f"sqlite:///{tmp_path / 'r.sqlite'}"
     req = MetricRequest.build(METRIC)
     with ResultStore(db) as store:
         store.add([ResultRow(item_id=f"c{k}-{g}", metric=METRIC, config_hash=req.config_hash,
                              version=req.spec.version, status="error", value=None, error="ValueError: bad")
                    for k in range(3) for g in ("dense", "fast")])
-    res = _audit(manifest, db, "--retry-errors")
+    res = run_audit(manifest, db, "--retry-errors")
     assert res.exit_code == 2, res.output
     assert "--retry-errors" in res.output and "--metrics" in res.output
     with ResultStore(db, read_only=True) as store:
         assert [r.status for r in store.rows()] == ["error"] * 6
-    assert _audit(manifest, db, "--retry-errors", "-m", METRIC).exit_code == 0  # with --metrics it retries
+    assert run_audit(manifest, db, "--retry-errors", "-m", METRIC).exit_code == 0  # with --metrics it retries
 
 
 def test_stale_rows_of_metrics_not_audited_are_not_counted(tmp_path: Path) -> None:
-    manifest, db = _suite(tmp_path), f"sqlite:///{tmp_path / 'r.sqlite'}"
-    assert _audit(manifest, db, "-m", f"{METRIC},flow_warp_error").exit_code == 0
-    _video(tmp_path / "c0-fast.mp4", 8)  # generated again: both metrics' rows of c0-fast are stale
-    res = _audit(manifest, db, "-m", METRIC, "--out", str(tmp_path / "out"))  # METRIC's is scored anew
+    manifest, db = dense_fast_suite(tmp_path), f"sqlite:///{tmp_path / 'r.sqlite'}"
+    assert run_audit(manifest, db, "-m", f"{METRIC},flow_warp_error").exit_code == 0
+    brightening_video(tmp_path / "c0-fast.mp4", 8)  # generated again: both metrics' rows of c0-fast are stale
+    res = run_audit(manifest, db, "-m", METRIC, "--out", str(tmp_path / "out"))  # METRIC's is scored anew
     assert res.exit_code == 0, res.output
     assert "left out" not in res.output and "over 3 clips" in res.output
     assert json.loads((tmp_path / "out" / "acceleration.json").read_text())["stale_left_out"] == 0
     # reading the store, flow_warp_error is audited too: its stale row is left out and counted
-    every = _audit(manifest, db, "--out", str(tmp_path / "every"))
+    every = run_audit(manifest, db, "--out", str(tmp_path / "every"))
     assert "1 stored result of 1 item left out" in " ".join(every.output.split())
     assert json.loads((tmp_path / "every" / "acceleration.json").read_text())["stale_left_out"] == 1
 
@@ -83,7 +57,7 @@ def test_set_on_a_left_out_metric_gets_one_line(tmp_path: Path) -> None:
                            version=req.spec.version, status="ok",
                            value=dense if it.generator == "dense" else fast) for it in items]
     manifest, db = stored_suite(tmp_path, items, rows)
-    res = _audit(manifest, db, "--set", "uniform_random.seed=0")
+    res = run_audit(manifest, db, "--set", "uniform_random.seed=0")
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "left out (they do not measure the video" in text and "uniform_random" in text

@@ -173,11 +173,9 @@ def _toml_list(values) -> str:
     return "[" + ", ".join(json.dumps(v) if isinstance(v, str) else _toml_list(v) for v in values) + "]"
 
 
-@pytest.mark.slow
-def test_a_recording_gets_its_keypoints_from_joint_states_calibration_and_robot_spec(kiva_suite, tmp_path):
-    """A Fetch reference episode presented as a real recording: forward kinematics of its joint states,
-    projected with its camera, must land where the simulator put the keypoints."""
-    from robojudge.kiva import TrainConfig, train_reader
+def _fetch_recording(kiva_suite: Path, tmp_path: Path):
+    """The suite's first Fetch reference, its state file's camera and keypoints, and the Fetch spec
+    written as a spec file (tmp_path/fetch.toml) for presenting it as a real recording."""
     from robojudge.robots import builtin_robot
 
     ref = kiva_suite.parent / "reference" / "fetch00.mp4"
@@ -187,6 +185,16 @@ def test_a_recording_gets_its_keypoints_from_joint_states_calibration_and_robot_
     (tmp_path / "fetch.toml").write_text(
         f"name = \"fetch\"\nmodel = {json.dumps(str(spec.model))}\nkeypoints = {_toml_list(spec.keypoints)}\n"
         f"links = {_toml_list(spec.links)}\njoints = {_toml_list(spec.joints)}\n")
+    return ref, state, spec
+
+
+@pytest.mark.slow
+def test_a_recording_gets_its_keypoints_from_joint_states_calibration_and_robot_spec(kiva_suite, tmp_path):
+    """A Fetch reference episode presented as a real recording: forward kinematics of its joint states,
+    projected with its camera, must land where the simulator put the keypoints."""
+    from robojudge.kiva import TrainConfig, train_reader
+
+    ref, state, spec = _fetch_recording(kiva_suite, tmp_path)
     cam = {"K": state["K"][0].tolist(), "R": state["R"][0, 0].tolist(), "t": state["t"][0, 0].tolist(),
            "size": [64, 64]}
     (tmp_path / "calib.json").write_text(json.dumps({"cam0": cam}))
@@ -216,15 +224,7 @@ def test_a_recording_gets_its_keypoints_from_joint_states_calibration_and_robot_
 def test_a_recording_calibrated_at_another_size_is_labelled_in_its_videos_pixels(kiva_suite, tmp_path):
     """A camera calibrated on the full-size picture labels a video written at half its size (the
     keypoints halve with it); a calibration of another aspect ratio is another framing, refused."""
-    from robojudge.robots import builtin_robot
-
-    ref = kiva_suite.parent / "reference" / "fetch00.mp4"
-    with np.load(ref.with_suffix(".npz")) as z:
-        state = {k: z[k] for k in ("K", "R", "t", "keypoints_2d", "keypoints_visible")}
-    spec = builtin_robot("fetch")
-    (tmp_path / "fetch.toml").write_text(
-        f"name = \"fetch\"\nmodel = {json.dumps(str(spec.model))}\nkeypoints = {_toml_list(spec.keypoints)}\n"
-        f"links = {_toml_list(spec.links)}\njoints = {_toml_list(spec.joints)}\n")
+    ref, state, spec = _fetch_recording(kiva_suite, tmp_path)
     big = np.diag([2.0, 2.0, 1.0]) @ state["K"][0]  # the same camera, at 128x128
     cam = {"K": big.tolist(), "R": state["R"][0, 0].tolist(), "t": state["t"][0, 0].tolist(),
            "size": [128, 128]}

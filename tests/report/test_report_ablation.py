@@ -85,8 +85,9 @@ def test_fps_judge_names():
     assert [fps_judge_name("vlm", r) for r in (4, 0.5, None)] == ["vlm-fps4", "vlm-fps0.5", "vlm-fpsnative"]
 
 
-def test_fps_ablation_cli_with_a_mock_judges_file(tmp_path):
-    items = _items(tmp_path / "videos")[:6]
+def _mock_ablation(items, tmp_path):
+    """``items`` written as tmp_path/suite.jsonl, a mock judge ``mk`` in tmp_path/judges.toml, and an app
+    holding the fps-ablation command."""
     manifest = tmp_path / "suite.jsonl"
     manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True, exclude_defaults=True)) + "\n"
                                 for it in items))
@@ -96,6 +97,12 @@ def test_fps_ablation_cli_with_a_mock_judges_file(tmp_path):
     app = typer.Typer()
     app.command("fps-ablation")(fps_ablation)
     app.command("noop")(lambda: None)
+    return manifest, app
+
+
+def test_fps_ablation_cli_with_a_mock_judges_file(tmp_path):
+    items = _items(tmp_path / "videos")[:6]
+    manifest, app = _mock_ablation(items, tmp_path)
     args = ["fps-ablation", str(manifest), "--judge", "mk", "--judges", str(tmp_path / "judges.toml"),
             "--fps", "2,native", "--db", str(tmp_path / "r.sqlite"), "--cache-dir", str(tmp_path / "c"),
             "--bootstrap", "0", "--out", str(tmp_path / "out")]
@@ -123,15 +130,7 @@ def test_fps_ablation_cli_defaults_to_table_9_s_rates(tmp_path):
     """RoboJudge Sec. 5.4 / Table 9 ablate 2, 4 and 8 fps; the command also judged at 1 fps (a fourth pass
     over the suite) while citing Table 9."""
     items = _items(tmp_path / "videos")[:2]
-    manifest = tmp_path / "suite.jsonl"
-    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True, exclude_defaults=True)) + "\n"
-                                for it in items))
-    reply = '{"reasoning": "r", "physical_adherence": 4, "instruction_alignment": 4}'
-    toml = f'[judges.mk]\nbackend = "mock"\nmodel = "m"\nreplies = [{reply!r}]\n'
-    (tmp_path / "judges.toml").write_text(toml)
-    app = typer.Typer()
-    app.command("fps-ablation")(fps_ablation)
-    app.command("noop")(lambda: None)
+    manifest, app = _mock_ablation(items, tmp_path)
     res = CliRunner().invoke(app, ["fps-ablation", str(manifest), "--judge", "mk", "--judges",
                                    str(tmp_path / "judges.toml"), "--db", str(tmp_path / "r.sqlite"),
                                    "--cache-dir", str(tmp_path / "c"), "--bootstrap", "0"])
