@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from robojudge.meta import (
+    AT_BOUND_WHY,
     CONSTANT_WHY,
+    ONE_PER_STRATUM_WHY,
     OVERALL,
     agreement_table,
     constant_replicates,
@@ -52,10 +54,10 @@ def test_agreement_within_one_at_the_ceiling_has_no_interval():
     rep = agreement_table({"j": {"pa": judge}}, {"pa": human}, clusters, bootstrap=300, seed=0)
     w = rep.cells["j"]["pa"].stats["within_one"]
     assert w.value == 1.0 and math.isnan(w.low) and math.isnan(w.high) and math.isnan(w.se)
-    assert w.why == CONSTANT_WHY
+    assert w.why == AT_BOUND_WHY  # 1 is the bound of a rate, and the reason says so
     exact = rep.cells["j"]["pa"].stats["exact"]  # varies across resamples: its interval stands
     assert exact.why is None and exact.low < exact.value < exact.high
-    assert rep.cells["j"][OVERALL].stats["within_one"].why == CONSTANT_WHY
+    assert rep.cells["j"][OVERALL].stats["within_one"].why == AT_BOUND_WHY
 
 
 def test_a_generator_at_the_top_of_the_scale_has_no_interval_but_keeps_its_rank_spread():
@@ -107,4 +109,58 @@ def test_table_2_says_why_a_cell_shows_no_interval():
                           bootstrap=300, seed=0)  # PA: the labels themselves, so r = 1 (give or take ulps)
     md = judges_markdown(judge_table(rep), rep)
     assert "| **1.000** | **1.000** | **0.000** |" in md and "[1.000, 1.000]" not in md
-    assert f"No interval for j PA r, j PA acc, j PA mse: {CONSTANT_WHY}." in md
+    assert f"No interval for j PA r, j PA acc, j PA mse: {AT_BOUND_WHY}." in md
+
+
+def _one_clip_per_source(n_clips=40, per=4):
+    rng = np.random.default_rng(0)
+    clip = np.repeat(np.arange(n_clips), per)
+    human = rng.integers(1, 6, clip.size).astype(float)
+    judge = np.clip(human + rng.integers(-2, 3, clip.size), 1, 5).astype(float)
+    return human, judge, clip, np.array([f"src{c}" for c in clip])
+
+
+def test_every_source_holding_one_clip_is_named_as_the_cause():
+    # Review rev6 F1: r = 0.66 far from any bound was withheld as "at its bound on every clip"; the cause
+    # is that a stratified resample of one-clip strata is the sample itself.
+    human, judge, clip, source = _one_clip_per_source()
+    rep = agreement_table({"j": {"pa": judge}}, {"pa": human}, clip, source, bootstrap=200, seed=0,
+                          rank_stats=False)
+    for s in ("pearson", "mse", "within_one"):
+        e = rep.cells["j"]["pa"].stats[s]
+        assert math.isnan(e.low) and e.why == ONE_PER_STRATUM_WHY, s
+    assert "each source holds one clip" in ONE_PER_STRATUM_WHY and "at its bound" not in ONE_PER_STRATUM_WHY
+    free = agreement_table({"j": {"pa": judge}}, {"pa": human}, clip, None, bootstrap=200, seed=0,
+                           rank_stats=False).cells["j"]["pa"].stats["pearson"]
+    assert free.why is None and free.low < free.value < free.high  # without strata it resamples
+    board = generator_leaderboard({"pa": judge}, ["g", "h"] * (clip.size // 2), clip, source, bootstrap=200,
+                                  seed=0)
+    assert {e.standings["pa"].score.why for e in board.entries} == {ONE_PER_STRATUM_WHY}
+    means = group_means(judge[:, None], ["g"] * clip.size, clip, source, bootstrap=200, seed=0)["g"]
+    assert means[0].why == ONE_PER_STRATUM_WHY
+
+
+def test_a_constant_away_from_any_bound_is_not_said_to_be_at_it():
+    # A judge that always answers 3 on a 1-5 scale: its mean is the same in every resample, at no bound.
+    rng = np.random.default_rng(2)
+    gens = ["mk", "other"] * 12
+    clusters = [f"c{i // 2}" for i in range(24)]
+    pa = np.where(np.array(gens) == "mk", 3.0, rng.choice([2.0, 4.0, 5.0], size=24))
+    board = generator_leaderboard({"pa": pa}, gens, clusters, bootstrap=300, seed=0)
+    mk = next(e for e in board.entries if e.generator == "mk").standings["pa"].score
+    assert mk.value == 3.0 and math.isnan(mk.low) and mk.why == CONSTANT_WHY
+    assert "at its bound" not in CONSTANT_WHY
+    # An agreement statistic constant in every resample but not at its bound (a bias of exactly 0).
+    human = np.repeat([2.0, 4.0], 12)
+    rep = agreement_table({"j": {"pa": human.copy()}}, {"pa": human}, clusters, bootstrap=300, seed=0)
+    stats = rep.cells["j"]["pa"].stats
+    assert stats["bias"].why == CONSTANT_WHY and stats["mse"].why == AT_BOUND_WHY
+
+
+def test_the_gate_picks_the_reason_of_a_constant_cell():
+    args = (np.array([100, 100]), np.array([12, 12]), 100)
+    flat = np.array([True, True])
+    assert interval_gate(*args, constant=flat, at_bound=np.array([True, False]))[1].tolist() == [
+        AT_BOUND_WHY, CONSTANT_WHY]
+    assert interval_gate(*args, constant=flat, at_bound=True, one_per_stratum=True)[1].tolist() == [
+        ONE_PER_STRATUM_WHY] * 2

@@ -25,7 +25,7 @@ from robojudge.cli._common import (
     progress_option,
 )
 from robojudge.cli._tables import add_column, print_table
-from robojudge.meta import CONSTANT_WHY, OVERALL, Estimate, Leaderboard
+from robojudge.meta import CONSTANT_WHYS, OVERALL, Estimate, Leaderboard
 from robojudge.metric_info import direction, registry_config_key
 from robojudge.report import (
     CALIBRATED,
@@ -96,7 +96,7 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         console.print(APPROX_NOTE, highlight=False, markup=False)
     whys = dict.fromkeys(w for e in board.entries for t in board.targets if (w := e.standings[t].score.why))
     for why in whys:
-        spread = "" if why == CONSTANT_WHY else " or rank spread"  # (a constant mean keeps its rank spread)
+        spread = "" if why in CONSTANT_WHYS else " or rank spread"  # (a constant mean keeps its rank spread)
         console.print(f"no interval{spread} where {why}", highlight=False, markup=False)
     if board.tolerance:
         console.print(f"means closer than {board.tolerance:g} tie", highlight=False, markup=False)

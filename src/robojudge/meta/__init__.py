@@ -52,9 +52,12 @@ from robojudge.meta._audit_input import (
 )
 from robojudge.meta._bootstrap import (
     APPROXIMATE_CLUSTERS,
+    AT_BOUND_WHY,
     CONSTANT_WHY,
+    CONSTANT_WHYS,
     MIN_CLUSTERS,
     MIN_CORRELATION_CLUSTERS,
+    ONE_PER_STRATUM_WHY,
     ClusterBootstrap,
     constant_replicates,
     interval_gate,
@@ -163,7 +166,10 @@ __all__ = [
     "DEFAULT_SCALE",
     "DISPUTED_CHOICES",
     "APPROXIMATE_CLUSTERS",
+    "AT_BOUND_WHY",
     "CONSTANT_WHY",
+    "CONSTANT_WHYS",
+    "ONE_PER_STRATUM_WHY",
     "MIN_CLUSTERS",
     "MIN_CORRELATION_CLUSTERS",
     "MIN_CORRELATION_PAIRS",

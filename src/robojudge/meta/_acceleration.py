@@ -206,8 +206,9 @@ def method_audit(
         # own cluster; one or two can only be recombined) and a value in at least half the replicates.
         in_q = mask[:, defined].any(axis=1) if defined else np.zeros(n, dtype=bool)
         n_clips = np.array([*mask.sum(axis=0), in_q.sum()])
+        one_per_stratum = strata is not None and len({strata.get(c, "") for c in clips}) == len(clips)
         keep, why, _ = interval_gate(np.isfinite(reps).sum(axis=1), n_clips, bootstrap,
-                                     constant=constant_replicates(reps))
+                                     constant=constant_replicates(reps), one_per_stratum=one_per_stratum)
 
     def estimate(j: int, point: float) -> Estimate:
         if keep[j]:

@@ -40,10 +40,25 @@ MIN_CORRELATION_CLUSTERS = 5
 #: (docs/meta.md, "How far to trust an interval"). Tables mark such cells; the interval is unchanged.
 APPROXIMATE_CLUSTERS = 30
 
-#: Why a cell whose defined replicates all give one value has no interval (:func:`interval_gate`).
-CONSTANT_WHY = ("every resample gives the same value (the statistic is at its bound on every clip), so the "
+#: Why a cell whose defined replicates all give one value has no interval (:func:`interval_gate`), where
+#: neither of the two causes below is known.
+CONSTANT_WHY = ("every resample gives the same value (e.g. every clip agrees exactly, or the statistic sits "
+                "at a bound), so the bootstrap cannot measure its uncertainty; no interval is shown, even "
+                "where that value is exact")
+
+#: :data:`CONSTANT_WHY` where the value is at the statistic's bound (r = 1, an accuracy of 0 or 1, an
+#: error of 0).
+AT_BOUND_WHY = ("every resample gives the same value (the statistic is at its bound on every clip), so the "
                 "bootstrap cannot measure its uncertainty; no interval is shown, even where that value is "
                 "exact")
+
+#: :data:`CONSTANT_WHY` where every stratum holds a single cluster, so that every resample draws each
+#: cluster once (:attr:`ClusterBootstrap.one_per_stratum`).
+ONE_PER_STRATUM_WHY = ("each source holds one clip: a stratified resample is the sample itself, so the "
+                       "bootstrap cannot measure the uncertainty; pass fewer strata or none")
+
+#: Every reason :func:`interval_gate` gives for a cell whose replicates all give one value.
+CONSTANT_WHYS = (CONSTANT_WHY, AT_BOUND_WHY, ONE_PER_STRATUM_WHY)
 
 
 def _codes(labels: npt.ArrayLike, n: int, name: str) -> npt.NDArray[np.intp]:
@@ -78,6 +93,8 @@ class ClusterBootstrap:
     Attributes:
         counts: ``(B, n_clusters)`` how many times each cluster was drawn in each replicate.
         item_cluster: Cluster index of each item.
+        one_per_stratum: Every stratum holds exactly one cluster (e.g. every clip its own ``source``):
+            each replicate then draws every cluster once and equals the sample.
     """
 
     def __init__(self, clusters: npt.ArrayLike, strata: npt.ArrayLike | None = None,
@@ -109,6 +126,7 @@ class ClusterBootstrap:
         self.n_replicates = n_replicates
         self.n_clusters = n_clusters
         self.n_strata = int(np.unique(stratum_of_cluster).size)
+        self.one_per_stratum = n_clusters > 0 and self.n_strata == n_clusters
 
     def count_chunks(self, chunk: int = 2000) -> Iterator[tuple[slice, IntMatrix]]:
         """Yield ``(rows, counts[rows])`` in blocks of at most ``chunk`` replicates."""
@@ -206,6 +224,13 @@ def constant_replicates(replicates: FloatArray) -> npt.NDArray[np.bool_]:
     return out
 
 
+def constant_why(at_bound: bool = False, one_per_stratum: bool = False) -> str:
+    """The reason a cell whose replicates all give one value has no interval (see :func:`interval_gate`)."""
+    if one_per_stratum:
+        return ONE_PER_STRATUM_WHY
+    return AT_BOUND_WHY if at_bound else CONSTANT_WHY
+
+
 def few_clusters_drawn(drawn: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.bool_]:
     """Replicates whose correlation is left undefined: they drew fewer than 3 distinct clusters
     (``drawn``, as :meth:`ClusterBootstrap.distinct_drawn` counts them). Two distinct one-item clusters
@@ -216,7 +241,8 @@ def few_clusters_drawn(drawn: npt.NDArray[np.integer[Any]]) -> npt.NDArray[np.bo
 
 def interval_gate(valid: npt.NDArray[np.int64], clusters: npt.NDArray[np.int64], n_replicates: int,
                   correlation: bool | npt.NDArray[np.bool_] = False,
-                  constant: bool | npt.NDArray[np.bool_] = False
+                  constant: bool | npt.NDArray[np.bool_] = False,
+                  at_bound: bool | npt.NDArray[np.bool_] = False, one_per_stratum: bool = False
                   ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.object_], npt.NDArray[np.object_]]:
     """Which bootstrapped cells may show an interval, why the others may not, and partial replicate counts.
 
@@ -224,16 +250,19 @@ def interval_gate(valid: npt.NDArray[np.int64], clusters: npt.NDArray[np.int64],
     ``correlation`` is true: :data:`MIN_CORRELATION_CLUSTERS`) and a defined statistic in at least half
     of the replicates. A cell that passes both but whose defined replicates all give one value
     (``constant``, from :func:`constant_replicates`) gets none either: its percentile interval would
-    have zero width (:data:`CONSTANT_WHY`). ``valid`` (replicates where the statistic is defined),
-    ``clusters`` (clusters holding the cell's scored items), ``correlation`` and ``constant`` broadcast
-    against each other.
+    have zero width. Its reason is :data:`ONE_PER_STRATUM_WHY` where ``one_per_stratum`` (the
+    bootstrap's :attr:`ClusterBootstrap.one_per_stratum`), else :data:`AT_BOUND_WHY` where ``at_bound``
+    (the value is at the statistic's bound), else :data:`CONSTANT_WHY`. ``valid`` (replicates where the
+    statistic is defined), ``clusters`` (clusters holding the cell's scored items), ``correlation``,
+    ``constant`` and ``at_bound`` broadcast against each other.
 
     Returns:
         ``(keep, why, used)``: a boolean mask, the reason per cell (None where kept) and the replicates
         used per cell (None where all were, or where no interval is shown).
     """
-    valid, clusters, corr, flat = np.broadcast_arrays(np.asarray(valid), np.asarray(clusters),
-                                                      np.asarray(correlation), np.asarray(constant))
+    valid, clusters, corr, flat, bound = np.broadcast_arrays(np.asarray(valid), np.asarray(clusters),
+                                                             np.asarray(correlation), np.asarray(constant),
+                                                             np.asarray(at_bound))
     need = np.where(corr, MIN_CORRELATION_CLUSTERS, MIN_CLUSTERS)
     few_clusters = clusters < need
     few_reps = valid * 2 < n_replicates
@@ -248,7 +277,7 @@ def interval_gate(valid: npt.NDArray[np.int64], clusters: npt.NDArray[np.int64],
         elif few_reps[idx]:
             why[idx] = f"defined in {int(valid[idx])} of {n_replicates} replicates; an interval needs half"
         elif flat[idx]:
-            why[idx] = CONSTANT_WHY
+            why[idx] = constant_why(bool(bound[idx]), one_per_stratum)
         elif valid[idx] < n_replicates:
             used[idx] = int(valid[idx])
     return keep, why, used

@@ -117,7 +117,7 @@ def kendall_interval(pred: npt.ArrayLike, human: npt.ArrayLike, clusters: npt.Ar
     # MIN_CORRELATION_CLUSTERS clusters, and a tau defined in at least half of the replicates.
     n_clusters = np.array(len(np.unique(boot.item_cluster[ok])))
     keep, why, used = interval_gate(np.array(int(np.isfinite(reps).sum())), n_clusters, bootstrap, True,
-                                    constant_replicates(reps))
+                                    constant_replicates(reps), abs(point) == 1.0, boot.one_per_stratum)
     if not keep:
         return Estimate(point, why=str(why[()]))
     low, high, se = summarize_replicates(reps[None, :], level)

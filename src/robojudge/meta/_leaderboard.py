@@ -28,7 +28,7 @@ import numpy.typing as npt
 from robojudge import DEFAULT_SEED
 from robojudge.meta._agreement import FloatArray, as_float_vector
 from robojudge.meta._bootstrap import (
-    CONSTANT_WHY,
+    CONSTANT_WHYS,
     ClusterBootstrap,
     constant_replicates,
     interval_gate,
@@ -236,11 +236,12 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         # A mean the same in every replicate (every item at the top of the scale) has no interval either,
         # but its rank spread stands: the other generators' means still move around it.
         flat = constant_replicates(np.moveaxis(reps, 0, -1))
-        keep, why, used = interval_gate(np.isfinite(reps).sum(axis=0), n_clusters, bootstrap, constant=flat)
+        keep, why, used = interval_gate(np.isfinite(reps).sum(axis=0), n_clusters, bootstrap, constant=flat,
+                                        one_per_stratum=boot is not None and boot.one_per_stratum)
         keep &= np.isfinite(point)
         why[~np.isfinite(point)] = None  # no mean: nothing to say about its interval
         low, high, se = (np.where(keep, x, np.nan) for x in (low, high, se))
-        keep |= flat & (why == CONSTANT_WHY)
+        keep |= flat & np.isin(why, CONSTANT_WHYS)
         prob = np.where(keep, prob, np.nan)
         rank_low, rank_high = (np.where(keep, r, 0) for r in (rank_low, rank_high))
         pair_kept = keep.T[:, :, None] & keep.T[:, None, :]  # (T, G, G): both sides resample

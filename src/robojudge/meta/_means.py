@@ -18,9 +18,9 @@ import numpy.typing as npt
 
 from robojudge.meta._agreement import FloatArray
 from robojudge.meta._bootstrap import (
-    CONSTANT_WHY,
     ClusterBootstrap,
     constant_replicates,
+    constant_why,
     summarize_replicates,
 )
 
@@ -133,6 +133,7 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
     cl = np.asarray(clusters if clusters is not None else [str(i) for i in range(n)], dtype=object)
     boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 and n else None
     out: dict[str, list[GroupMean]] = {}
+    flat_why = constant_why(one_per_stratum=boot is not None and boot.one_per_stratum)
     for g, sums in zip(names, group_sums(x, code, len(names), boot), strict=True):
         mean = ratio(sums.point)
         low = high = np.full(k, np.nan)
@@ -148,6 +149,6 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
         for c in range(k):
             mine = sums.members[ok[sums.members, c]]
             cells.append(GroupMean(int(mine.size), len(set(cl[mine])), float(mean[c]), float(low[c]),
-                                   float(high[c]), CONSTANT_WHY if flat[c] else None))
+                                   float(high[c]), flat_why if flat[c] else None))
         out[g] = cells
     return out

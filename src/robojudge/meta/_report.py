@@ -246,7 +246,8 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
         low[..., _BOOT_COLS], high[..., _BOOT_COLS], se[..., _BOOT_COLS] = summarize_replicates(reps, level)
         for ji, j in enumerate(judges):
             cell_clusters[ji] = _clusters_by_target(boot, scored[j])
-        _gate(point, low, high, se, why, used, reps, cell_clusters, bootstrap, rank_stats)
+        _gate(point, low, high, se, why, used, reps, cell_clusters, bootstrap, rank_stats,
+              boot.one_per_stratum, bounds=True)
     for (ji, ti), reason in no_correlation.items():  # an undefined correlation says why, as a withheld CI
         for si in (STATISTICS.index(k) for k in _CORRELATIONS):
             if reason is not None and math.isnan(point[ji, ti, si]):
@@ -304,7 +305,7 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
             d_lo[sl, ..., _BOOT_COLS], d_hi[sl, ..., _BOOT_COLS], d_se[sl, ..., _BOOT_COLS] = (
                 summarize_replicates(d, level))
             _gate(d_point[sl], d_lo[sl], d_hi[sl], d_se[sl], d_why[sl], d_used[sl], d, pair_clusters,
-                  bootstrap, rank_stats)
+                  bootstrap, rank_stats, boot.one_per_stratum)
     differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = {}
     for pi, pair in enumerate(pair_list):
         differences[pair[0], pair[1]] = {
@@ -318,18 +319,40 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
                            shared)
 
 
+def _at_bound(point: FloatArray) -> npt.NDArray[np.bool_]:
+    """Which of ``point`` (``(..., len(_BOOT))``) sit at their statistic's bound: a correlation of -1 or
+    1, an agreement rate of 0 or 1, an error of 0 (up to ``1e-12``). The bias has none."""
+    def near(v: FloatArray, b: float) -> npt.NDArray[np.bool_]:
+        return np.isclose(v, b, rtol=0, atol=1e-12)
+
+    p = np.asarray(point)
+    out = np.zeros(p.shape, dtype=bool)
+    for bi, k in enumerate(_BOOT):
+        v = p[..., bi]
+        if k in _CORRELATIONS:
+            out[..., bi] = near(np.abs(v), 1.0)
+        elif k in ("exact", "within_one"):
+            out[..., bi] = near(v, 0.0) | near(v, 1.0)
+        elif k in ("mse", "mae"):
+            out[..., bi] = near(v, 0.0)
+    return out
+
+
 def _gate(point: FloatArray, low: FloatArray, high: FloatArray, se: FloatArray, why: npt.NDArray[np.object_],
           used: npt.NDArray[np.object_], reps: FloatArray, clusters: npt.NDArray[np.int64], n_replicates: int,
-          rank_stats: bool) -> None:
+          rank_stats: bool, one_per_stratum: bool, bounds: bool = False) -> None:
     """Blank the intervals :func:`interval_gate` refuses (in place), recording why and partial counts.
 
     ``reps`` is ``(..., targets, len(_BOOT), B)``; the other arrays are ``(..., targets, STATISTICS)``
     and ``clusters`` is ``(..., targets)``. A point estimate that is NaN has no interval to explain, and
-    Spearman without ``rank_stats`` was not bootstrapped.
+    Spearman without ``rank_stats`` was not bootstrapped. ``bounds``: the points are statistics (not
+    differences), so a constant one at its bound (:func:`_at_bound`) is said to be.
     """
     valid = np.isfinite(reps).sum(axis=-1)
+    at_bound = _at_bound(point[..., _BOOT_COLS]) if bounds else False
     keep, reason, count = interval_gate(valid, clusters[..., None], n_replicates,
-                                        np.isin(_BOOT, _CORRELATIONS), constant_replicates(reps))
+                                        np.isin(_BOOT, _CORRELATIONS), constant_replicates(reps), at_bound,
+                                        one_per_stratum)
     for bi, si in enumerate(_BOOT_COLS):
         if STATISTICS[si] == "spearman" and not rank_stats:
             continue
