@@ -1,9 +1,11 @@
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from scipy import stats
 
+from robojudge.meta import clustered_mean_interval, mean_confidence_interval
 from robojudge.report import summarize, summary_markdown, write_report
 from robojudge.store import ResultRow, ResultStore
 
@@ -43,6 +45,29 @@ def test_write_report_files(tmp_path):
     assert (row["mean"], row["ci_low"], row["ci_high"]) == ("1.0", "", "")
 
 
+def test_summary_md_intro_and_summary_csv_columns_are_documented(tmp_path):
+    # Review rev6 F3: the intro said "the Student-t 95% interval of each mean" beside a clip-based
+    # interval, and summary.csv's new ci_clips column was documented nowhere.
+    import csv
+    import re
+    from pathlib import Path
+
+    with ResultStore(f"sqlite:///{tmp_path / 'r.sqlite'}") as store:
+        store.add([_row(f"i{k}", float(k)) for k in range(6)])
+        write_report(store, tmp_path / "rep", {f"i{k}": "g" for k in range(6)},
+                     cluster_of={f"i{k}": f"c{k // 2}" for k in range(6)})
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    intro = next(line for line in md.splitlines() if line.startswith("Intervals:"))
+    assert "cluster-robust t-interval around the mean with the clips as units" in intro
+    header = next(csv.reader((tmp_path / "rep" / "summary.csv").open()))
+    assert header[-1] == "ci_clips"
+    docs = (Path(__file__).parents[2] / "docs" / "report.md").read_text()
+    listed = re.search(r"`summary.csv` has one row per metric configuration and group, with the columns "
+                       r"\(in this order\)(.*?)\.", docs, re.S)
+    assert listed is not None
+    assert re.findall(r"`(\w+)`", listed.group(1)) == header
+
+
 def test_summary_md_names_a_metrics_configurations_by_what_differs(tmp_path):
     def row(item, value, chash, iterations):
         return ResultRow(item_id=item, metric="flow_warp_error", config_hash=chash, version="1", status="ok",
@@ -74,7 +99,35 @@ def test_rollouts_of_one_clip_give_a_t_interval_over_the_clip_means():
     flat = stats.t.interval(0.95, 5, loc=4.0, scale=stats.sem([v for vs in values.values() for v in vs]))
     assert hi - lo > flat[1] - flat[0]  # the rows taken as independent: too narrow
     assert s.mean == pytest.approx(4.0) and s.n_ok == 6
-    assert "taken over the clip means, with k - 1 degrees of freedom" in summary_markdown([s])
+    assert "k - 1 degrees of freedom" in summary_markdown([s])
+
+
+def test_clips_of_unequal_sizes_get_an_interval_around_the_mean_shown():
+    # Review rev6 F2: c0 with 12 rollouts near 0.9 and 11 one-rollout clips near 0.25 showed mean 0.608
+    # beside the clip means' interval [0.192, 0.440]. The cluster-robust (CR1) interval is centred on it.
+    rows = [_row(f"a{s}", 0.9 + 0.005 * s) for s in range(12)] + [_row(f"b{c}", 0.2 + 0.01 * c)
+                                                                   for c in range(1, 12)]
+    clip = {r.item_id: ("c0" if r.item_id.startswith("a") else r.item_id) for r in rows}
+    (s,) = summarize(rows, dict.fromkeys(clip, "T"), cluster_of=clip)
+    assert s.ci_clips == 12 and s.ci_low < s.mean < s.ci_high
+    assert s.ci_high - s.mean == pytest.approx(s.mean - s.ci_low)
+    # By hand: se = sqrt(k / (k - 1) * sum over clips of (sum of x - mean)^2) / n, t with k - 1 df.
+    x = np.array([r.value for r in rows])
+    sums = [sum(v - x.mean() for r, v in zip(rows, x, strict=True) if clip[r.item_id] == c)
+            for c in sorted(set(clip.values()))]
+    se = math.sqrt(12 / 11 * sum(t * t for t in sums)) / 23
+    assert s.ci_high == pytest.approx(x.mean() + stats.t.ppf(0.975, 11) * se)
+    # A small case with round numbers: clips {1, 2, 3}, {4}, {6, 8}: mean 4, clip sums -6, 0, 6,
+    # se = sqrt(3 / 2 * 72) / 6 = sqrt(3), t_{0.975, 2} = 4.302653.
+    ci = clustered_mean_interval([[1.0, 2.0, 3.0], [4.0], [6.0, 8.0]])
+    assert (ci.n, ci.mean) == (6, 4.0)
+    half = 4.302653 * math.sqrt(3)
+    assert (ci.low, ci.high) == (pytest.approx(4 - half), pytest.approx(4 + half))
+    # One value per cluster: the ordinary t-interval.
+    plain = mean_confidence_interval([1.0, 2.5, 4.0, 3.0])
+    one = clustered_mean_interval([[1.0], [2.5], [4.0], [3.0]])
+    assert (one.low, one.high) == (pytest.approx(plain.low), pytest.approx(plain.high))
+    assert "centred on the mean shown" in summary_markdown([s])
 
 
 def test_one_value_per_clip_keeps_the_t_interval_over_the_values():

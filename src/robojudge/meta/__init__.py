@@ -72,7 +72,7 @@ from robojudge.meta._calibrated import (
     grouped_folds,
     ordinal_nll,
 )
-from robojudge.meta._ci import MeanCI, mean_confidence_interval
+from robojudge.meta._ci import MeanCI, clustered_mean_interval, mean_confidence_interval
 from robojudge.meta._fit import FitAgreement, fit_agreement
 from robojudge.meta._kendall import kendall_interval, weighted_kendall_tau_b
 from robojudge.meta._leaderboard import (
@@ -248,6 +248,7 @@ __all__ = [
     "mae",
     "manifest_costs",
     "match_key",
+    "clustered_mean_interval",
     "mean_confidence_interval",
     "mean_signed_error",
     "moment_columns",

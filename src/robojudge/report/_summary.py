@@ -9,9 +9,12 @@ the interval keeps its mean and never turns over. ``ci_clipped`` says when it wa
 
 Rollouts of one clip are not independent (they share the clip's difficulty). Where clips are known and
 a group holds several values of one clip (``--by task``, ``source``... put every generator's rollout of
-a clip in one group), the t-interval is taken over the clip means, with k - 1 degrees of freedom for k
-clips (``ci_clips``); a t-interval over the values themselves was about a third too narrow and held a
-simulated true mean 76% of the time. With one value per clip nothing changes.
+a clip in one group), the t-interval takes clips as the independent units: it is centred on the mean of
+the values, with a cluster-robust (CR1) standard error from the clips' sums of deviations and k - 1
+degrees of freedom for k clips (``ci_clips``; :func:`robojudge.meta.clustered_mean_interval`). With
+clips of equal size that is the t-interval of the clip means. A t-interval over the values themselves
+was about a third too narrow and held a simulated true mean 76% of the time. With one value per clip
+nothing changes.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from robojudge._files import replacing
-from robojudge.meta import mean_confidence_interval
+from robojudge.meta import clustered_mean_interval, mean_confidence_interval
 from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
 from robojudge.report._tables import SMALL_MARK, is_small, md_escape, md_prose, small_note
 from robojudge.store import STALE_COLUMN, ResultRow, ResultStore, SafeCsvWriter, export_results
@@ -52,10 +55,9 @@ class GroupSummary:
         version: The metric version of the rows.
         ci_clipped: The interval was cut at an end of the native range.
         small_n: Fewer than 10 values or 5 clips (when clips are known).
-        ci_clips: The number of clips whose means the t-interval was taken over, where some clip of the
-            group holds several values; None where the interval is over the values (one per clip, or
-            clips unknown). The interval is then centred on the mean of the clip means, which differs
-            from ``mean`` when clips hold different numbers of values.
+        ci_clips: The number of clips the t-interval took as independent units (a cluster-robust
+            interval around ``mean``, k - 1 degrees of freedom), where some clip of the group holds
+            several values; None where the interval is over the values (one per clip, or clips unknown).
         label: The configuration's name, as ``summary.md`` and the HTML report's tables give it: the
             metric id, with what tells its configurations apart when the summarized rows hold several
             (:func:`robojudge.report._series.label_series`).
@@ -102,9 +104,9 @@ def summarize(
     ``native_range`` (metric id -> ``(low, high)`` or None) the interval is cut at the range's ends
     that the group's values respect (see :func:`cut_to_range`);
     ``cluster_of`` (item id -> clip) lets ``small_n`` count clips too, and where a clip holds several of
-    a group's values the t-interval is taken over the clip means (k - 1 degrees of freedom; see the
-    module's notes and ``GroupSummary.ci_clips``). Each summary carries its configuration's label among
-    ``rows``.
+    a group's values the t-interval takes the clips as units (cluster-robust, k - 1 degrees of freedom;
+    see the module's notes and ``GroupSummary.ci_clips``). Each summary carries its configuration's
+    label among ``rows``.
     """
     Key = tuple[str, str, str, str]
     values: dict[Key, list[float]] = defaultdict(list)
@@ -131,7 +133,7 @@ def summarize(
         ci_clips = None
         if cluster_of is not None and len(by_clip[key]) < len(vals):  # some clip holds several values
             ci_clips = len(by_clip[key])
-            per_clip = mean_confidence_interval([sum(v) / len(v) for v in by_clip[key].values()], level)
+            per_clip = clustered_mean_interval(list(by_clip[key].values()), level)
             lo, hi = per_clip.low, per_clip.high
         lo, hi, cut = cut_to_range(lo, hi, vals, native_range(metric) if native_range else None)
         small = is_small(ci.n, len(clips[key]) if cluster_of is not None else None)
@@ -148,8 +150,9 @@ T_INTERVAL = "95% t-interval"
 
 #: The note under a grouped summary where some group holds several values of one clip.
 CLIP_MEANS_NOTE = ("Where a group holds several values of one clip (rollouts of one clip are not "
-                   "independent), its t-interval is taken over the clip means, with k - 1 degrees of freedom "
-                   "for k clips.")
+                   "independent), its t-interval takes the clips as the units: centred on the mean shown, "
+                   "with a cluster-robust standard error from the clips and k - 1 degrees of freedom for k "
+                   "clips.")
 
 
 def _fmt(x: float) -> str:
@@ -273,9 +276,10 @@ def write_report(
         md += (f"{len(outside)} results belong to ids that are not items of the suite "
                "(set-level results such as FVD, or another suite's items); they are in results.csv, not "
                "in this summary.\n\n")
-    md += ("Intervals: the Student-t 95% interval of each mean, cut at the metric's native range where "
-           "it is known (the HTML report's tables/summary.md gives cluster-bootstrap percentile intervals "
-           "of the same means).\n\n")
+    md += ("Intervals: the Student-t 95% interval of each mean (where a group holds several values of one "
+           "clip, a cluster-robust t-interval around the mean with the clips as units), cut at the "
+           "metric's native range where it is known (the HTML report's tables/summary.md gives "
+           "cluster-bootstrap percentile intervals of the same means).\n\n")
     md += summary_markdown(summaries, group_label=group_label)
     if hidden:
         md += (f"\n{len(hidden)} metric configurations failed on every item and are not in the table "
