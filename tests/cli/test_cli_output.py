@@ -137,3 +137,19 @@ def test_a_table_sent_to_a_file_keeps_whole_ids(tmp_path: Path) -> None:
     narrow = subprocess.run([sys.executable, "-m", "robojudge", "metrics", "list"], capture_output=True,
                             text=True, env=env, check=True, timeout=120).stdout
     assert "\u2026" not in narrow and "rbg_reprojection_photometric" in narrow
+
+
+def test_db_help_gives_the_run_folder_default_store() -> None:
+    # Review rev6 F4: the --db help of leaderboard *, select, report and audit still said the default
+    # store was runs/<manifest name>/results.sqlite, though a manifest inside a run folder whose store
+    # notes it reads that folder's store.
+    texts = dict(_help_texts())
+    new = "the store of the run folder the manifest lies in, else runs/<manifest name>/results.sqlite"
+    for where in ("robojudge leaderboard generators db", "robojudge leaderboard judges db",
+                  "robojudge leaderboard fps-ablation db", "robojudge select best-of-n db",
+                  "robojudge report db", "robojudge report target", "robojudge audit acceleration store"):
+        assert new in texts[where], where
+    old = [w for w, t in texts.items() if "default: runs/<manifest" in t or "store is runs/<manifest" in t]
+    assert not old, old
+    res = runner.invoke(build_app("leaderboard"), ["leaderboard", "judges", "--help"], env={"COLUMNS": "300"})
+    assert res.exit_code == 0 and f"[default: {new}]" in res.output, res.output

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from robojudge.cli._common import (
+    DB_HELP,
     check_out_folder,
     check_settings,
     console,
@@ -65,7 +66,7 @@ def acceleration_cmd(
         "docs/audit.md) \\[default: the items' meta.generation_seconds / meta.denoising_steps]."),
     store: str | None = typer.Option(
         None, "--store", "--db",
-        help="Result store URL, SQLite path or run folder \\[default: runs/<manifest name>/results.sqlite]."),
+        help=DB_HELP),
     min_q: float | None = typer.Option(
         None, "--min-q", help="The aggregate retention Q a method must reach to count for the largest "
         "speedup (formerly --level) \\[default: 0.95]."),

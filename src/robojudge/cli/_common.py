@@ -35,6 +35,13 @@ from robojudge.suite import Item
 PIPED_WIDTH = 240
 """Columns of a table printed to a file or a pipe (a log, ``| tee``): Rich's 80 cut metric ids short."""
 
+#: Where a command reading a manifest's results finds them without ``--db``
+#: (:func:`robojudge.run.suite_store_url`).
+MANIFEST_STORE = "the store of the run folder the manifest lies in, else runs/<manifest name>/results.sqlite"
+#: The ``--db`` help of the commands that read a manifest's results.
+DB_HELP = f"Result store URL, SQLite path or run folder \\[default: {MANIFEST_STORE}]."
+
+
 #: ``--bootstrap`` of the commands that draw 2,000 replicates by default, where App. E.1 draws 10,000.
 E1_HELP = "Cluster-bootstrap replicates (0: none; RoboJudge App. E.1 uses 10000, the default takes 2000)."
 

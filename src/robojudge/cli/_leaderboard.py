@@ -15,6 +15,7 @@ from rich.text import Text
 
 from robojudge import DEFAULT_SEED
 from robojudge.cli._common import (
+    DB_HELP,
     E1_HELP,
     check_out_folder,
     console,
@@ -64,7 +65,7 @@ BEST_MARK = "\u25b2"
 """Follows the best value of each column of a judges table, which is also green where colour is on (a file,
 a pipe or ``NO_COLOR`` has none)."""
 BEST_LEGEND = f"best per column marked {BEST_MARK}"
-_DB_HELP = "Result store \\[default: runs/<manifest name>/results.sqlite]."
+_DB_HELP = DB_HELP
 
 
 def _est(e: Estimate, digits: int = 2) -> str:

@@ -14,6 +14,7 @@ from robojudge import DEFAULT_SEED
 from robojudge._files import LinkedFolderError
 from robojudge.cli._common import (
     E1_HELP,
+    MANIFEST_STORE,
     check_out_folder,
     console,
     err_console,
@@ -88,9 +89,9 @@ def report(
     target: str = typer.Argument(
         ..., metavar="RUN_OR_DB",
         help="A run folder (holding results.sqlite), a result store (file or database URL), or a suite "
-        "manifest (then the store is runs/<manifest name>/results.sqlite or --db)."),
+        f"manifest (then the store is --db, else {MANIFEST_STORE})."),
     db: str | None = typer.Option(
-        None, "--db", help="Store when RUN_OR_DB is a manifest \\[default: runs/<manifest>/results.sqlite]."
+        None, "--db", help=f"Store when RUN_OR_DB is a manifest \\[default: {MANIFEST_STORE}]."
     ),
     suite: Path | None = typer.Option(
         None, "--suite", help="Suite manifest of the results, for labels and generators \\[default: "

@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge.cli._common import E1_HELP, check_out_file, console, err_console, fail, load_results
+from robojudge.cli._common import DB_HELP, E1_HELP, check_out_file, console, err_console, fail, load_results
 from robojudge.cli._tables import add_column, print_table
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
@@ -22,7 +22,7 @@ _BY = ("What to pick by: judge:NAME[:pa|ia|overall], calibrated[:AXIS], a stored
 _GROUP = "Item fields that make a group (prompt: prompt_variant, else instruction; meta.KEY: a meta value)."
 _LABEL = "Label axis to compare on: pa, ia or overall \\[default: the axis --by scores, else overall]."
 _OUT = "Write the picks: .json (with the summary) or CSV."
-_DB = "Result store \\[default: runs/<manifest name>/results.sqlite]."
+_DB = DB_HELP
 
 
 @app.command("best-of-n")

@@ -56,7 +56,8 @@ def enclosing_run_dir(manifest: str | Path) -> Path | None:
 
 
 def suite_store_url(manifest: str | Path, db: str | None = None) -> str:
-    """The result store of a manifest's run: ``db``, else ``runs/<manifest name>/results.sqlite``.
+    """The result store of a manifest's run: ``db``, else ``results.sqlite`` of :func:`default_run_dir` (the
+    run folder the manifest lies in, else ``runs/<manifest name>``).
 
     Raises:
         StoreError: No ``db`` was given and the default store does not exist; the message says how to
