@@ -129,3 +129,51 @@ def test_draft_and_texts_do_not_replace_a_file_they_did_not_write(tmp_path: Path
         assert done.exit_code == 0, done.output
     done = _run("draft", "-j", "mk", "--db", db, "-o", str(notes), "--force")
     assert done.exit_code == 0 and notes.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+
+
+def test_rows_without_a_config_draft_pa_by_its_label_and_the_single_ia_with_it(tmp_path: Path) -> None:
+    # Review rev6 F5: an older store (rows without a config) with PA under two config hashes and IA under
+    # one: the name was refused and a PA label drafted an empty IA, so PA and IA could not be drafted
+    # together.
+    from robojudge.report._series import pick_judge_rows
+    from robojudge.store import ResultRow, sqlite_url
+
+    db = tmp_path / "old.sqlite"
+    rows = [ResultRow("i0", "judge:old2:pa", "hA", "1", "ok", 2.0, config=None),
+            ResultRow("i1", "judge:old2:pa", "hB", "1", "ok", 5.0, config=None),
+            ResultRow("i0", "judge:old2:ia", "hC", "1", "ok", 4.0, config=None)]
+    with ResultStore(sqlite_url(db)) as store:
+        store.add(rows)
+    refused = _run("draft", "-j", "old2", "--db", str(db), "-o", str(tmp_path / "a.jsonl"))
+    assert refused.exit_code == 2 and "'old2 [config hA]'" in refused.output  # still one PA to pick
+    out = tmp_path / "d.jsonl"
+    res = _run("draft", "-j", "old2 [config hA]", "--db", str(db), "-o", str(out))
+    assert res.exit_code == 0, res.output
+    assert "2/2 draft labels" in res.output
+    assert "judge 'old2' has one ia series, taken as is" in res.output
+    (rec,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert (rec["item_id"], rec["pa"]["label"], rec["ia"]["label"]) == ("i0", 2, 4)
+    notes: list[str] = []
+    name, picked = pick_judge_rows(rows, "old2 [config hB]", ["pa", "ia"], notes)
+    assert name == "old2" and {(r.metric, r.config_hash) for r in picked} == {
+        ("judge:old2:pa", "hB"), ("judge:old2:ia", "hC")}
+    assert len(notes) == 1
+
+
+def test_a_label_of_rows_with_a_config_never_takes_another_configurations_rubric() -> None:
+    # The fallback is for rows without a config only: where configs tell that IA was judged by another
+    # configuration, the picked label's IA stays empty.
+    from robojudge.report._series import pick_judge_rows
+    from robojudge.store import ResultRow
+
+    def cfg(fps: float, rubric: str) -> dict[str, object]:
+        return {"model": "m", "frames": {"fps": fps}, "rubric": {"name": rubric, "version": "2"}}
+
+    rows = [ResultRow("i0", "judge:mk:pa", "pa4", "1", "ok", 2.0, config=cfg(4.0, "pa")),
+            ResultRow("i0", "judge:mk:pa", "pa2", "1", "ok", 3.0, config=cfg(2.0, "pa")),
+            ResultRow("i0", "judge:mk:ia", "ia4", "1", "ok", 4.0, config=cfg(4.0, "ia"))]
+    labels = [j.label for j in judge_series(rows)]
+    lone = next(label for label in labels if "2" in label and "4" not in label)
+    notes: list[str] = []
+    _, picked = pick_judge_rows(rows, lone, ["pa", "ia"], notes)
+    assert [(r.metric, r.config_hash) for r in picked] == [("judge:mk:pa", "pa2")] and notes == []

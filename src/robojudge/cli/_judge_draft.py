@@ -146,10 +146,13 @@ def draft(
             rows = _judge_rows(store, names, rubrics)
             shown = store.url
         rows = _without_stale(rows, url, suite)
-        chosen = {name: pick_judge_rows(rows, name, rubrics)[1] for name in names}
+        notes: list[str] = []
+        chosen = {name: pick_judge_rows(rows, name, rubrics, notes)[1] for name in names}
         drafts = draft_from_rows(chosen, rubrics, min_judges=min_judges, where=shown)
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
+    for line in notes:
+        err_console.print(f"note: {line}", highlight=False, markup=False)
     try:
         path = write_drafts(drafts, out)
     except OSError as exc:  # a full disk: the file is replaced only once written whole

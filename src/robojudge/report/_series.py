@@ -513,14 +513,18 @@ def failed_everywhere(rows: Iterable[Any], series: Sequence[Series] | None = Non
     return sorted(out, key=lambda f: f.label)
 
 
-def pick_judge_rows(rows: Sequence[Any], wanted: str, rubrics: Sequence[str]) -> tuple[str, list[Any]]:
+def pick_judge_rows(rows: Sequence[Any], wanted: str, rubrics: Sequence[str],
+                    notes: list[str] | None = None) -> tuple[str, list[Any]]:
     """The rows of one stored configuration of a judge, for ``robojudge judge draft`` and ``judge texts``:
     ``(judge name, its rows of rubrics)``. A configuration's rows are never merged with another's.
 
     ``wanted`` is a judge label as ``leaderboard judges`` prints it (:func:`judge_series`; PA and IA),
     a label of a rubric's own series with the judge name for its metric id (``mk [fps=2]``, for the
     other rubrics), or a judge name whose rows of each rubric are of one configuration. A rubric the
-    picked configuration has no rows of gives no rows.
+    picked configuration has no rows of gives no rows. Rows stored without a config (older robojudge)
+    cannot tell which configuration judged another rubric: there a rubric the picked label lacks is
+    taken as is where the judge has a single series of it, and a line saying so is appended to
+    ``notes``.
 
     Raises:
         ValueError: A name stored under several configurations of a rubric (the error lists their labels,
@@ -546,6 +550,14 @@ def pick_judge_rows(rows: Sequence[Any], wanted: str, rubrics: Sequence[str]) ->
             same = [s for s in series if _judge_key(s) is not None and _judge_key(s) in keys]
             if same:  # (its newest rubric generation)
                 picked.append(max(same, key=lambda s: _started(s) or ()).key)
+            elif len(series) == 1 and (None in keys or _judge_key(series[0]) is None):
+                # No config to pair by, and only one configuration of this rubric: nothing to merge.
+                picked.append(series[0].key)
+                if notes is not None:
+                    own_label = series[0].label[len(metric):].strip()
+                    notes.append(f"{wanted}: judge {name!r} has one {rubric} series"
+                                 + (f" {own_label}" if own_label else "") + ", taken as is (rows stored "
+                                 "without a config cannot tell which configuration judged it)")
             continue
         own = {name + s.label[len(metric):]: s for s in series}
         if name != wanted:
