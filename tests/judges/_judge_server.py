@@ -12,6 +12,7 @@ mid-reply).
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import threading
@@ -63,6 +64,20 @@ def n_images(body: dict[str, Any]) -> int:
         for p in msg["content"]
         if p.get("type") == "image_url"
     )
+
+
+def image_sizes(body: dict[str, Any]) -> set[tuple[int, int]]:
+    """(width, height) of every image the request's last message carries."""
+    import cv2
+    import numpy as np
+
+    out = set()
+    for part in body["messages"][-1]["content"]:
+        if part["type"] == "image_url":
+            raw = base64.b64decode(part["image_url"]["url"].partition(",")[2])
+            h, w = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR).shape[:2]
+            out.add((w, h))
+    return out
 
 
 class FakeServer:

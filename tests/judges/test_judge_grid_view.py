@@ -3,16 +3,13 @@ stitched frame with ``grid_view="whole"``; each row records what was judged."""
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
-from typing import Any
 
-import cv2
 import numpy as np
 import pytest
 from _judge_cli import app
-from _judge_server import FakeServer, Reply
+from _judge_server import FakeServer, Reply, image_sizes
 from typer.testing import CliRunner
 
 from robojudge.judges import (
@@ -168,16 +165,6 @@ def test_grid_judgments_stored_before_the_cell_are_judged_again(tmp_path: Path) 
         assert [r.value for r in store.rows()] == [4.0]
 
 
-def _image_sizes(body: dict[str, Any]) -> set[tuple[int, int]]:
-    """(width, height) of every image a request to the fake server carries."""
-    out = set()
-    for part in body["messages"][-1]["content"]:
-        if part["type"] == "image_url":
-            raw = base64.b64decode(part["image_url"]["url"].partition(",")[2])
-            h, w = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR).shape[:2]
-            out.add((w, h))
-    return out
-
 
 @pytest.mark.parametrize(("option", "sizes"), [([], {(40, 30)}), (["--grid-view", "whole"], {(80, 60)})])
 def test_cli_grid_view(tmp_path: Path, option: list[str], sizes: set[tuple[int, int]]) -> None:
@@ -190,7 +177,7 @@ def test_cli_grid_view(tmp_path: Path, option: list[str], sizes: set[tuple[int, 
                                         "--base-url", srv.url, "--rubric", "pa", "--db", str(tmp_path / "r"),
                                         "--cache-dir", str(tmp_path / "c"), "--no-progress", *option])
         assert done.exit_code == 0, done.output
-        assert [_image_sizes(b) for b in srv.bodies] == [sizes]
+        assert [image_sizes(b) for b in srv.bodies] == [sizes]
     bad = CliRunner().invoke(app, ["judge", str(manifest), "--backend", "mock", "--grid-view", "cell"])
     assert bad.exit_code == 2 and "--grid-view" in bad.output and "'cell'" in bad.output
 

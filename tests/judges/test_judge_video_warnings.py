@@ -3,7 +3,6 @@ frames with non-square pixels go to the judge at the picture's display aspect.""
 
 from __future__ import annotations
 
-import base64
 import json
 from fractions import Fraction
 from pathlib import Path
@@ -15,7 +14,7 @@ import numpy as np
 import pytest
 from _decoder import load_in_decoder
 from _judge_cli import app
-from _judge_server import FakeServer, Reply, user_text
+from _judge_server import FakeServer, Reply, image_sizes, user_text
 from typer.testing import CliRunner
 
 from robojudge.judges import FrameSpec, ResponseCache, decode_frames, get_rubric, make_judge
@@ -38,16 +37,6 @@ def _reply(body: dict[str, Any], n: int) -> Reply:
     key = "instruction_alignment" if "instruction_alignment" in user_text(body) else "physical_adherence"
     return Reply(f'{{"reasoning": "r", "{key}": 4}}')
 
-
-def _sizes(body: dict[str, Any]) -> set[tuple[int, int]]:
-    """(width, height) of every image a request carries."""
-    out = set()
-    for part in body["messages"][-1]["content"]:
-        if part["type"] == "image_url":
-            raw = base64.b64decode(part["image_url"]["url"].partition(",")[2])
-            h, w = cv2.imdecode(np.frombuffer(raw, np.uint8), cv2.IMREAD_COLOR).shape[:2]
-            out.add((w, h))
-    return out
 
 
 def _anamorphic(path: Path, rotation: int = 0) -> Path:
@@ -129,7 +118,7 @@ def test_non_square_pixels_are_sent_at_the_display_aspect(
     with FakeServer(_reply) as srv:
         judge = judge.model_copy(update={"base_url": srv.url})
         judge_items([Item(item_id="dv", video=str(video))], judge, [get_rubric("pa")], store, cache=cache)
-        assert [_sizes(b) for b in srv.bodies] == [{shown}]
+        assert [image_sizes(b) for b in srv.bodies] == [{shown}]
     (row,) = store.rows()
     w, h = (48, 64) if not rotation else (64, 48)  # as read: stored, then turned
     assert row.details["video_warnings"] == [

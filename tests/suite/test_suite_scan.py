@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _scan_files import by_id, touch
 from typer.testing import CliRunner
 
 from robojudge.cli import main
@@ -18,27 +19,18 @@ from robojudge.video import write_video
 runner = CliRunner()
 
 
-def _touch(root: Path, *rels: str) -> None:
-    for rel in rels:
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"")
-
-
-def _by_id(items: list[dict]) -> dict[str, dict]:
-    return {it["item_id"]: it for it in items}
 
 
 def test_layout_gives_generator_clip_and_ids(tmp_path: Path) -> None:
     root = tmp_path / "videos"
-    _touch(
+    touch(
         root, "modelB/ep01.mp4", "modelA/ep02.MP4", "modelA/ep01.mp4", "modelA/task1/ep07.webm",
         "alone.mov", "modelA/.hidden.mp4", ".cache/x.mp4", "modelA/notes.md", "modelA/ep01.txt",
     )  # fmt: skip
     result = scan_folder(root, fields={"generator": "misc", "embodiment": "gripper"})
     ids = [it["item_id"] for it in result.items]
     assert ids == ["alone", "modelA/ep01", "modelA/ep02", "modelA/task1/ep07", "modelB/ep01"]
-    items = _by_id(result.items)
+    items = by_id(result.items)
     # The first folder is the generator; the rest of the path (the task's folder too) the clip.
     assert items["modelA/task1/ep07"]["generator"] == "modelA"
     assert items["modelA/task1/ep07"]["clip_id"] == "task1/ep07"
@@ -52,25 +44,25 @@ def test_layout_gives_generator_clip_and_ids(tmp_path: Path) -> None:
 
 
 def test_files_differing_only_in_suffix_keep_it_in_their_ids(tmp_path: Path) -> None:
-    _touch(tmp_path, "m/ep01.mp4", "m/ep01.webm", "m/ep02.mp4")
+    touch(tmp_path, "m/ep01.mp4", "m/ep01.webm", "m/ep02.mp4")
     ids = [it["item_id"] for it in scan_folder(tmp_path).items]
     assert ids == ["m/ep01.mp4", "m/ep01.webm", "m/ep02"]
 
 
 def test_other_video_containers_are_counted_in_a_note(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "g/a.mp4", "g/b.ts", "g/c.3gp", "g/d.M2TS", "g/notes.md", "g/.e.ts")
+    touch(tmp_path / "v", "g/a.mp4", "g/b.ts", "g/c.3gp", "g/d.M2TS", "g/notes.md", "g/.e.ts")
     result = scan_folder(tmp_path / "v")
     assert [it["item_id"] for it in result.items] == ["g/a"]
     (note,) = [n for n in result.notes if "other video containers" in n]
     assert note.startswith("3 scanned file(s) of other video containers left out "
                            "(first: g/b.ts; .3gp, .m2ts, .ts)")
-    _touch(tmp_path / "only", "g/b.ts")
+    touch(tmp_path / "only", "g/b.ts")
     with pytest.raises(ValueError, match=r"no videos found .*1 scanned file\(s\) of other video containers"):
         write_manifest(scan_folder(tmp_path / "only"), tmp_path / "only.jsonl")
 
 
 def test_ids_differing_only_in_unicode_composition_are_noted(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "g/caf\u00e9.mp4", "g/cafe\u0301.mp4", "g/other.mp4")
+    touch(tmp_path / "v", "g/caf\u00e9.mp4", "g/cafe\u0301.mp4", "g/other.mp4")
     result = scan_folder(tmp_path / "v")
     assert len(result.items) == 3  # two files, two items
     (note,) = [n for n in result.notes if "Unicode composition" in n]
@@ -81,14 +73,14 @@ def test_tables_and_clips_match_whatever_the_unicode_composition(tmp_path: Path)
     # Folders copied from macOS (NFD) against a typed table (NFC): 2 clips made 4, and the instruction and
     # label rows matched no video
     nfc, nfd = "caf\u00e9", "cafe\u0301"
-    _touch(tmp_path / "v", f"wan/{nfd}/ep00.mp4", f"cosmos/{nfc}/ep00.mp4")
-    _touch(tmp_path / "real", f"{nfd}/ep00.mp4")
+    touch(tmp_path / "v", f"wan/{nfd}/ep00.mp4", f"cosmos/{nfc}/ep00.mp4")
+    touch(tmp_path / "real", f"{nfd}/ep00.mp4")
     (tmp_path / "prompts.csv").write_text(f"clip_id,instruction\n{nfc}/ep00,pick it\n", encoding="utf-8")
     (tmp_path / "ratings.csv").write_text(  # a video path typed NFC, an item id copied NFD
         f"video,item_id,pa\nwan/{nfc}/ep00.mp4,,4\n,cosmos/{nfd}/ep00,2\n", encoding="utf-8")
     result = scan_folder(tmp_path / "v", instructions=tmp_path / "prompts.csv",
                          labels=tmp_path / "ratings.csv", references=tmp_path / "real")
-    items = _by_id(result.items)
+    items = by_id(result.items)
     assert list(items) == [f"cosmos/{nfc}/ep00", f"wan/{nfd}/ep00"]  # ids as the paths give them
     assert [it["clip_id"] for it in items.values()] == [f"{nfc}/ep00"] * 2
     assert [it["instruction"] for it in items.values()] == ["pick it"] * 2
@@ -98,11 +90,11 @@ def test_tables_and_clips_match_whatever_the_unicode_composition(tmp_path: Path)
 
 
 def test_pattern_groups_set_fields_and_misses_are_listed(tmp_path: Path) -> None:
-    _touch(tmp_path, "runs/ep07_seed3_cosmos.mp4", "runs/ep08_seed1_wan.mp4", "runs/readme_clip.mp4")
+    touch(tmp_path, "runs/ep07_seed3_cosmos.mp4", "runs/ep08_seed1_wan.mp4", "runs/readme_clip.mp4")
     result = scan_folder(
         tmp_path, pattern=r"runs/(?P<clip_id>ep\d+)_seed(?P<prompt_variant>\d)_(?P<generator>\w+)"
     )
-    items = _by_id(result.items)
+    items = by_id(result.items)
     assert set(items) == {"runs/ep07_seed3_cosmos", "runs/ep08_seed1_wan"}
     assert items["runs/ep07_seed3_cosmos"] | {} == {
         "item_id": "runs/ep07_seed3_cosmos", "video": str(tmp_path / "runs/ep07_seed3_cosmos.mp4"),
@@ -133,12 +125,12 @@ def test_bad_fields_and_folders_are_refused(tmp_path: Path) -> None:
 
 def test_references_match_by_clip_path_then_by_a_unique_name(tmp_path: Path) -> None:
     root = tmp_path / "videos"
-    _touch(
+    touch(
         root, "a/ep01.mp4", "a/task1/ep02.mp4", "a/ep03.mp4", "a/ep04.mp4", "b/ep01.mp4",
         "real/ep01.mp4", "real/other/ep02.mp4", "real/x/ep03.mp4", "real/y/ep03.mp4", "real/ep99.mp4",
     )  # fmt: skip
     result = scan_folder(root, references=root / "real")
-    items = _by_id(result.items)
+    items = by_id(result.items)
     # The reference folder inside the scanned one is not a generator.
     assert {it["generator"] for it in result.items} == {"a", "b"}
     assert (
@@ -156,7 +148,7 @@ def test_references_match_by_clip_path_then_by_a_unique_name(tmp_path: Path) -> 
 
 
 def test_a_reference_pattern_tells_references_apart_in_one_folder(tmp_path: Path) -> None:
-    _touch(
+    touch(
         tmp_path, "ctrlworld_pickplace_03.mp4", "ctrlworld_stack_01.mp4", "droid_real_pickplace_03.mp4",
         "droid_real_towel_01.mp4", "frozen_droid_real_pickplace_03.mp4",
     )  # fmt: skip
@@ -166,7 +158,7 @@ def test_a_reference_pattern_tells_references_apart_in_one_folder(tmp_path: Path
         references=tmp_path,
         reference_pattern=r"droid_real_(?P<clip_id>.+)",
     )
-    items = _by_id(result.items)
+    items = by_id(result.items)
     # The recordings are references, not items; the frozen copy is an item of its own generator.
     assert set(items) == {"ctrlworld_pickplace_03", "ctrlworld_stack_01", "frozen_droid_real_pickplace_03"}
     assert items["ctrlworld_pickplace_03"]["reference_video"] == str(tmp_path / "droid_real_pickplace_03.mp4")
@@ -182,9 +174,9 @@ def test_a_reference_pattern_tells_references_apart_in_one_folder(tmp_path: Path
 
 def test_instructions_from_text_files_and_a_table(tmp_path: Path) -> None:
     root = tmp_path / "videos"
-    _touch(root, "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4", "b/ep02.mp4", "a/ep03.mp4")
+    touch(root, "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4", "b/ep02.mp4", "a/ep03.mp4")
     (root / "a/ep03.txt").write_text("  stack the cups \n")
-    assert _by_id(scan_folder(root).items)["a/ep03"]["instruction"] == "stack the cups"
+    assert by_id(scan_folder(root).items)["a/ep03"]["instruction"] == "stack the cups"
     table = tmp_path / "prompts.csv"
     table.write_text(
         "clip_id,item_id,video,instruction\n"
@@ -194,7 +186,7 @@ def test_instructions_from_text_files_and_a_table(tmp_path: Path) -> None:
         "ep42,,,nothing has this clip\n"
     )
     result = scan_folder(root, instructions=table)
-    items = _by_id(result.items)
+    items = by_id(result.items)
     assert items["a/ep01"]["instruction"] == "pick up the red block"
     assert items["b/ep01"]["instruction"] == "pick up the BLUE block"
     assert items["a/ep02"]["instruction"] == "open the drawer"
@@ -207,10 +199,10 @@ def test_instructions_from_text_files_and_a_table(tmp_path: Path) -> None:
 
 
 def test_instructions_as_a_json_object(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4")
+    touch(tmp_path / "v", "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4")
     mapping = tmp_path / "prompts.json"
     mapping.write_text(json.dumps({"ep01": "wipe the table", "a/ep02": "fold the towel"}))
-    items = _by_id(scan_folder(tmp_path / "v", instructions=mapping).items)
+    items = by_id(scan_folder(tmp_path / "v", instructions=mapping).items)
     assert [items[i].get("instruction") for i in ("a/ep01", "b/ep01", "a/ep02")] == [
         "wipe the table", "wipe the table", "fold the towel",
     ]  # fmt: skip
@@ -225,7 +217,7 @@ def test_instructions_as_a_json_object(tmp_path: Path) -> None:
     ],
 )
 def test_broken_instruction_tables_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
-    _touch(tmp_path / "v", "a/ep01.mp4")
+    touch(tmp_path / "v", "a/ep01.mp4")
     (tmp_path / "prompts.csv").write_text(text)
     with pytest.raises(ValueError, match=message):
         scan_folder(tmp_path / "v", instructions=tmp_path / "prompts.csv")
@@ -233,7 +225,7 @@ def test_broken_instruction_tables_name_file_and_line(tmp_path: Path, text: str,
 
 def test_labels_from_a_table_checked_as_a_manifest_s(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    _touch(root, "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4")
+    touch(root, "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4")
     table = tmp_path / "ratings.csv"
     table.write_text(
         "video,item_id,pa,ia,rater,goal_completion,labels.overall\n"
@@ -242,7 +234,7 @@ def test_labels_from_a_table_checked_as_a_manifest_s(tmp_path: Path) -> None:
         "c/ep09,,1,1,ann1,,\n"
     )
     result = scan_folder(root, labels=table)
-    items = _by_id(result.items)
+    items = by_id(result.items)
     assert items["a/ep01"]["labels"] == {
         "pa": 4, "ia": 3, "rater": "ann2", "checklist": {"goal_completion": 1}, "overall": 7,
     }  # fmt: skip
@@ -274,7 +266,7 @@ def test_labels_from_a_table_checked_as_a_manifest_s(tmp_path: Path) -> None:
     ],
 )
 def test_bad_label_tables_name_file_line_and_field(tmp_path: Path, text: str, message: str) -> None:
-    _touch(tmp_path / "v", "a/ep01.mp4")
+    touch(tmp_path / "v", "a/ep01.mp4")
     (tmp_path / "ratings.csv").write_text(text)
     with pytest.raises(ValueError, match=message):
         scan_folder(tmp_path / "v", labels=tmp_path / "ratings.csv")
@@ -290,7 +282,7 @@ def test_bad_label_tables_name_file_line_and_field(tmp_path: Path, text: str, me
     ],
 )
 def test_a_view_group_is_cut_out_of_the_item_id(tmp_path: Path, stem: str, pattern: str, item: str) -> None:
-    _touch(tmp_path, f"{stem}.mp4", f"{stem.replace('cam0', 'cam1')}.mp4")
+    touch(tmp_path, f"{stem}.mp4", f"{stem.replace('cam0', 'cam1')}.mp4")
     result = scan_folder(tmp_path, pattern=pattern)
     assert [it["item_id"] for it in result.items] == [item]
     row = result.items[0]
@@ -303,7 +295,7 @@ def test_a_view_group_is_cut_out_of_the_item_id(tmp_path: Path, stem: str, patte
 
 def test_views_of_one_rollout_become_one_item(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    _touch(
+    touch(
         root, "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep07_top.mp4", "wan/ep08_front.mp4",
         "wan/ep09_wrist.mp4", "wan/ep09_top.mp4", "wan/ep10_front.mp4", "wan/ep10_front.webm",
         "wan/ep10_top.mp4",
@@ -312,7 +304,7 @@ def test_views_of_one_rollout_become_one_item(tmp_path: Path) -> None:
     (root / "wan/ep09_top.txt").write_text("close the drawer")
     pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>[a-z]+)"
     result = scan_folder(root, pattern=pattern, main_view="front")
-    items = _by_id(result.items)
+    items = by_id(result.items)
     assert set(items) == {"wan/ep07", "wan/ep08"}
     assert items["wan/ep07"]["views"].keys() == {"front", "top", "wrist"}
     assert items["wan/ep07"]["video"] == str(root / "wan/ep07_front.mp4")
@@ -322,7 +314,7 @@ def test_views_of_one_rollout_become_one_item(tmp_path: Path) -> None:
     assert "1 item(s) have no view 'front', left out (first: wan/ep09)" in result.notes
     assert "1 item(s) have two files for one view, left out (first: wan/ep10)" in result.notes
     # Without --main-view the first name in order is the main one, and the main view's .txt is read.
-    items = _by_id(scan_folder(root, pattern=pattern).items)
+    items = by_id(scan_folder(root, pattern=pattern).items)
     assert items["wan/ep09"]["main_view"] == "top"
     assert items["wan/ep09"]["instruction"] == "close the drawer"
     assert result.counts()["with_views"] == 1
@@ -353,12 +345,12 @@ def test_views_written_and_checked_as_synchronised(tmp_path: Path) -> None:
 
 def test_frame_folders_only_when_asked(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    _touch(root, "m/ep01/0001.png", "m/ep01/0002.png", "m/ep02.mp4", "m/ep01/nested/0001.png")
+    touch(root, "m/ep01/0001.png", "m/ep01/0002.png", "m/ep02.mp4", "m/ep01/nested/0001.png")
     (root / "m/ep01.txt").write_text("push the box")
     plain = scan_folder(root)
     assert [it["item_id"] for it in plain.items] == ["m/ep02"]
     assert any("2 folder(s) of images left out (first: m/ep01)" in n for n in plain.notes)
-    items = _by_id(scan_folder(root, frame_folders=True).items)
+    items = by_id(scan_folder(root, frame_folders=True).items)
     assert set(items) == {"m/ep01", "m/ep02"}  # the folder is one video; what it holds is not scanned
     assert items["m/ep01"]["video"] == str(root / "m/ep01")
     assert items["m/ep01"]["instruction"] == "push the box"
@@ -366,7 +358,7 @@ def test_frame_folders_only_when_asked(tmp_path: Path) -> None:
 
 def test_written_manifest_loads_with_the_same_files(tmp_path: Path) -> None:
     root = tmp_path / "data" / "videos"
-    _touch(root, "a/ep01.mp4", "b/ep01.mp4", "real/ep01.mp4")
+    touch(root, "a/ep01.mp4", "b/ep01.mp4", "real/ep01.mp4")
     result = scan_folder(root, references=root / "real", fields={"regime": "i2v"})
     # Beside the videos: paths relative to the manifest, so the folder can move as a whole.
     inside = tmp_path / "data" / "videos.jsonl"
@@ -401,7 +393,7 @@ def test_written_manifest_loads_with_the_same_files(tmp_path: Path) -> None:
 
 
 def test_an_item_that_does_not_validate_costs_only_itself(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "group:x.mp4", "m/ep01.mp4", " padded.mp4")
+    touch(tmp_path / "v", "group:x.mp4", "m/ep01.mp4", " padded.mp4")
     result = scan_folder(tmp_path / "v")
     out = tmp_path / "s.jsonl"
     assert write_manifest(result, out) == []
@@ -413,7 +405,7 @@ def test_an_item_that_does_not_validate_costs_only_itself(tmp_path: Path) -> Non
 
 
 def test_nothing_invalid_or_empty_is_written(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "group:x.mp4")
+    touch(tmp_path / "v", "group:x.mp4")
     result = scan_folder(tmp_path / "v")
     out = tmp_path / "out" / "s.jsonl"
     with pytest.raises(ManifestError, match="item_id may not start with 'group:'"):
@@ -471,7 +463,7 @@ def test_cli_scan_then_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_cli_scan_reports_bad_input_without_writing(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "a/ep01.mp4")
+    touch(tmp_path / "v", "a/ep01.mp4")
     out = tmp_path / "s.jsonl"
     bad = runner.invoke(app, ["scan", str(tmp_path / "v"), "-o", str(out), "--embodiment", "robot"])
     assert bad.exit_code == 2 and "unknown embodiment 'robot'" in bad.stderr

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _scan_files import touch
 from typer.testing import CliRunner
 
 from robojudge.cli._suite import app
@@ -14,12 +15,6 @@ from robojudge.suite import scan_folder, write_manifest
 
 runner = CliRunner()
 
-
-def _touch(root: Path, *rels: str) -> None:
-    for rel in rels:
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"")
 
 
 def _ids(result_or_path: object) -> list[str]:
@@ -30,8 +25,8 @@ def _ids(result_or_path: object) -> list[str]:
 
 def test_linked_folders_are_scanned_once_and_loops_not_followed(tmp_path: Path) -> None:
     store, root = tmp_path / "store", tmp_path / "videos"
-    _touch(store, "wan_out/ep1.mp4", "wan_out/sub/ep2.mp4", "frames_out/0001.png", "frames_out/0002.png")
-    _touch(root, "cosmos/ep1.mp4")
+    touch(store, "wan_out/ep1.mp4", "wan_out/sub/ep2.mp4", "frames_out/0001.png", "frames_out/0002.png")
+    touch(root, "cosmos/ep1.mp4")
     (root / "wan").symlink_to(store / "wan_out")
     (root / "wan_again").symlink_to(store / "wan_out")  # the same folder by a second link
     (root / "cosmos" / "loop").symlink_to("..")  # back up the tree
@@ -52,7 +47,7 @@ def test_linked_folders_are_scanned_once_and_loops_not_followed(tmp_path: Path) 
 
 
 def test_a_folder_inside_the_root_is_scanned_under_its_real_path(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "b/ep1.mp4")
+    touch(tmp_path / "v", "b/ep1.mp4")
     (tmp_path / "v" / "a").symlink_to(tmp_path / "v" / "b")  # sorts first, but is the link
     result = scan_folder(tmp_path / "v")
     assert _ids(result) == ["b/ep1"]
@@ -62,7 +57,7 @@ def test_a_folder_inside_the_root_is_scanned_under_its_real_path(tmp_path: Path)
 def test_a_file_linked_into_another_generator_gets_a_note(tmp_path: Path) -> None:
     """Two items, one clip: it would be scored twice and stand for two generators; scan keeps both (a
     link may be meant) and says so, and `suite validate` warns of it."""
-    _touch(tmp_path / "v", "modelA/ep01.mp4", "modelA/ep02.mp4")
+    touch(tmp_path / "v", "modelA/ep01.mp4", "modelA/ep02.mp4")
     (tmp_path / "v" / "modelB").mkdir()
     (tmp_path / "v" / "modelB" / "ep01.mp4").symlink_to("../modelA/ep01.mp4")
     result = scan_folder(tmp_path / "v")
@@ -74,7 +69,7 @@ def test_a_file_linked_into_another_generator_gets_a_note(tmp_path: Path) -> Non
 
 
 def test_cli_scan_follows_a_linked_generator_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _touch(tmp_path, "store/wan_out/ep1.mp4", "videos/cosmos/ep1.mp4")
+    touch(tmp_path, "store/wan_out/ep1.mp4", "videos/cosmos/ep1.mp4")
     (tmp_path / "videos" / "wan").symlink_to(tmp_path / "store" / "wan_out")
     monkeypatch.chdir(tmp_path)
     done = runner.invoke(app, ["scan", "videos"])
@@ -84,7 +79,7 @@ def test_cli_scan_follows_a_linked_generator_folder(tmp_path: Path, monkeypatch:
 
 def test_ids_never_collide_and_no_video_is_dropped(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    _touch(root, "g/ep01.mp4", "g/ep01.mkv", "g/ep01.mp4.mp4", "g/ep02.mp4")
+    touch(root, "g/ep01.mp4", "g/ep01.mkv", "g/ep01.mp4.mp4", "g/ep02.mp4")
     (root / "g/ep01.mp4.txt").write_text("open the drawer")
     result = scan_folder(root)
     assert _ids(result) == ["g/ep01.mkv", "g/ep01.mp4", "g/ep01.mp4.mp4", "g/ep02"]
@@ -96,7 +91,7 @@ def test_ids_never_collide_and_no_video_is_dropped(tmp_path: Path) -> None:
 
 
 def test_a_file_without_a_view_beside_views_is_an_item_of_its_own(tmp_path: Path) -> None:
-    _touch(tmp_path, "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep07.mp4")
+    touch(tmp_path, "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep07.mp4")
     pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)(?:_(?P<view>front|wrist))?"
     result = scan_folder(tmp_path, pattern=pattern)
     items = {it["item_id"]: it for it in result.items}
@@ -105,7 +100,7 @@ def test_a_file_without_a_view_beside_views_is_an_item_of_its_own(tmp_path: Path
 
 
 def test_a_note_names_the_video_an_invalid_record_costs(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "group:x.mp4", "m/ep01.mp4")
+    touch(tmp_path / "v", "group:x.mp4", "m/ep01.mp4")
     result = scan_folder(tmp_path / "v")
     write_manifest(result, tmp_path / "s.jsonl")
     note = next(n for n in result.notes if "left out" in n)
@@ -116,10 +111,10 @@ def test_a_note_names_the_video_an_invalid_record_costs(tmp_path: Path) -> None:
 
 def test_rescan_keeps_the_ids_the_replaced_manifest_gave(tmp_path: Path) -> None:
     root, out = tmp_path / "v", tmp_path / "v.jsonl"
-    _touch(root, "g/b.mp4", "g/c.mp4")
+    touch(root, "g/b.mp4", "g/c.mp4")
     write_manifest(scan_folder(root), out)
     assert _ids(out) == ["g/b", "g/c"]
-    _touch(root, "g/b.webm")
+    touch(root, "g/b.webm")
     # Fresh, the two b's keep their suffixes; replacing the manifest, the old video keeps its id.
     assert _ids(scan_folder(root)) == ["g/b.mp4", "g/b.webm", "g/c"]
     result = scan_folder(root)
@@ -137,10 +132,10 @@ def test_rescan_keeps_the_ids_the_replaced_manifest_gave(tmp_path: Path) -> None
 
 
 def test_rescan_keeps_ids_through_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _touch(tmp_path, "v/g/b.mp4")
+    touch(tmp_path, "v/g/b.mp4")
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["scan", "v"]).exit_code == 0
-    _touch(tmp_path, "v/g/b.webm")
+    touch(tmp_path, "v/g/b.webm")
     done = runner.invoke(app, ["scan", "v", "--force"])
     assert done.exit_code == 0, done.output
     assert _ids(tmp_path / "v.jsonl") == ["g/b", "g/b.webm"]
@@ -151,7 +146,7 @@ def test_rescan_keeps_the_fields_added_by_hand(tmp_path: Path, monkeypatch: pyte
     added to the manifest, without a note. They are kept on the items of the same video now; what the
     scan finds (its fields, a sidecar instruction) wins, and a new video gets only what the scan finds."""
     root, out = tmp_path / "v", tmp_path / "v.jsonl"
-    _touch(root, "g/a.mp4", "g/b.mp4")
+    touch(root, "g/a.mp4", "g/b.mp4")
     (root / "g" / "a.txt").write_text("pick up the cup\n")
     monkeypatch.chdir(tmp_path)
     assert runner.invoke(app, ["scan", "v"]).exit_code == 0
@@ -159,7 +154,7 @@ def test_rescan_keeps_the_fields_added_by_hand(tmp_path: Path, monkeypatch: pyte
     rows[0].update(item_id="g/a-custom", instruction="edited by hand", labels={"pa": 4})
     rows[1].update(instruction="open the drawer", embodiment="gripper", labels={"pa": 4})
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    _touch(root, "g/c.mp4")
+    touch(root, "g/c.mp4")
     done = runner.invoke(app, ["scan", "v", "--force"])
     assert done.exit_code == 0, done.output
     got = {r["item_id"]: r for r in map(json.loads, out.read_text().splitlines())}
@@ -173,7 +168,7 @@ def test_rescan_keeps_the_fields_added_by_hand(tmp_path: Path, monkeypatch: pyte
     assert "fields of 2 item(s) that were added to it (embodiment (1), instruction (1), labels (2))" in said
     # Paths added by hand stay relative to the folder, and are not taken for paths outside it; one that
     # no longer validates (its file moved away) costs itself, not the item and its other fields.
-    _touch(tmp_path, "refs/b.mp4", "refs/c.mp4")
+    touch(tmp_path, "refs/b.mp4", "refs/c.mp4")
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     for r in rows:
         if r["item_id"] in ("g/b", "g/c"):
@@ -196,7 +191,7 @@ def test_a_rescan_with_labels_merges_them_field_by_field(tmp_path: Path) -> None
     checklist and evidence added by hand were gone, and no note said so. The table's fields now win
     field by field over the old manifest's, and a different value it replaces is counted."""
     root, out = tmp_path / "v", tmp_path / "v.jsonl"
-    _touch(root, "g/a.mp4", "g/b.mp4")
+    touch(root, "g/a.mp4", "g/b.mp4")
     (tmp_path / "pa.csv").write_text("video,pa,rater\ng/a.mp4,4,alice\ng/b.mp4,2,alice\n")
     write_manifest(scan_folder(root, labels=tmp_path / "pa.csv"), out)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -231,7 +226,7 @@ def test_a_rescan_with_labels_merges_them_field_by_field(tmp_path: Path) -> None
 
 def test_an_id_that_must_change_is_noted(tmp_path: Path) -> None:
     root, out = tmp_path / "v", tmp_path / "v.jsonl"
-    _touch(root, "g/a.mp4", "g/b.mp4")
+    touch(root, "g/a.mp4", "g/b.mp4")
     # A hand-made manifest gave both videos one id: one of them keeps it, the other's change is said.
     out.write_text(
         '{"item_id": "x", "video": "v/g/a.mp4"}\n{"item_id": "x", "video": "v/g/b.mp4"}\n'
@@ -245,7 +240,7 @@ def test_an_id_that_must_change_is_noted(tmp_path: Path) -> None:
 
 def test_conflicting_instruction_rows_are_refused(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    _touch(root, "a/ep01.mp4", "b/ep01.mp4")
+    touch(root, "a/ep01.mp4", "b/ep01.mp4")
     table = tmp_path / "prompts.csv"
     table.write_text("video,instruction\na/ep01.mp4,open the drawer\na/ep01,close the drawer\n")
     with pytest.raises(ValueError, match=r"prompts.csv:3: item 'a/ep01' already has an instruction from "
@@ -265,7 +260,7 @@ def test_conflicting_instruction_rows_are_refused(tmp_path: Path) -> None:
 
 
 def test_a_video_path_without_suffix_that_names_two_videos_is_refused(tmp_path: Path) -> None:
-    _touch(tmp_path / "v", "a/ep01.mp4", "a/ep01.webm")
+    touch(tmp_path / "v", "a/ep01.mp4", "a/ep01.webm")
     table = tmp_path / "prompts.csv"
     table.write_text("video,instruction\na/ep01,wipe\n")
     with pytest.raises(ValueError, match=r"prompts.csv:2: video 'a/ep01' names several videos \(ep01.mp4, "):
@@ -273,7 +268,7 @@ def test_a_video_path_without_suffix_that_names_two_videos_is_refused(tmp_path: 
 
 
 def test_a_main_view_no_item_has_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _touch(tmp_path, "pv/wan/ep1_front.mp4", "pv/wan/ep1_wrist.mp4")
+    touch(tmp_path, "pv/wan/ep1_front.mp4", "pv/wan/ep1_wrist.mp4")
     monkeypatch.chdir(tmp_path)
     pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>front|wrist)"
     done = runner.invoke(app, ["scan", "pv", "--pattern", pattern, "--main-view", "top"])
@@ -285,7 +280,7 @@ def test_a_main_view_no_item_has_is_an_error(tmp_path: Path, monkeypatch: pytest
 
 def test_sidecar_text_files_bom_and_suffix_case(tmp_path: Path) -> None:
     root = tmp_path / "v"
-    _touch(root, "g/ep1.mp4", "g/ep2.mp4", "g/ep3.mp4", "g/ep4/0001.png")
+    touch(root, "g/ep1.mp4", "g/ep2.mp4", "g/ep3.mp4", "g/ep4/0001.png")
     (root / "g/ep1.txt").write_bytes(b"\xef\xbb\xbfopen drawer\n")
     (root / "g/ep2.TXT").write_text("close drawer")
     (root / "g/ep4.Txt").write_text("push")
@@ -304,7 +299,7 @@ def test_a_name_with_a_control_character_is_noted_not_blamed_on_the_pattern(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # (a right-to-left override showed the rest of each table row reversed; it is left out too)
-    _touch(tmp_path, "v/g/ok.mp4", "v/g/new\nline.mp4", "v/g/tab\there.mp4", "v/g/rlo\u202emp4.mp4")
+    touch(tmp_path, "v/g/ok.mp4", "v/g/new\nline.mp4", "v/g/tab\there.mp4", "v/g/rlo\u202emp4.mp4")
     result = scan_folder(tmp_path / "v")
     assert _ids(result) == ["g/ok"] and result.skipped == []
     assert "3 video(s) left out, their names hold control characters or bidirectional controls (first: " \
@@ -319,7 +314,7 @@ def test_a_nested_path_longer_than_a_name_is_an_item(tmp_path: Path) -> None:
     # The scan makes the clip id of the whole path below the generator folder; the 200-byte name limit
     # refused one in a 234-byte folder, and the scan wrote the other video only (a note, exit status 0).
     deep = "modelA/" + "d" * 234 + "/sub/clip_0001.mp4"
-    _touch(tmp_path / "v", deep, "modelA/short.mp4")
+    touch(tmp_path / "v", deep, "modelA/short.mp4")
     result = scan_folder(tmp_path / "v")
     write_manifest(result, tmp_path / "s.jsonl")
     rows = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
@@ -333,7 +328,7 @@ def test_rescan_never_drops_a_labelled_item_whose_video_is_there(
     # `scan --force` rewrote a labelled manifest without the item it could not write (a clip id over the
     # limit): its ratings and evidence were gone, with a note that they had been kept.
     deep = "g/" + "/".join(c * 250 for c in "pqrs") + "/ep.mp4"  # a clip id of 1,006 bytes
-    _touch(tmp_path / "v", deep, "g/ok.mp4", "g/tab\there.mp4")
+    touch(tmp_path / "v", deep, "g/ok.mp4", "g/tab\there.mp4")
     out = tmp_path / "v.jsonl"
     labels = {"pa": 4, "ia": 2, "rater": "ann", "evidence": "the cup slides at 2 s"}
     rows = [{"item_id": "deep", "video": "v/" + deep, "clip_id": "deep", "labels": labels},
@@ -368,7 +363,7 @@ def test_rescan_with_another_main_view_keeps_the_items_and_their_labels(
     # `scan --force --main-view wrist` over a manifest scanned with `--main-view front` was refused: the
     # old rows were matched by their main video only, so the labelled items looked left out ("the scan
     # made no item of it") though the new manifest had them under the same id.
-    _touch(tmp_path / "out", "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep08_front.mp4",
+    touch(tmp_path / "out", "wan/ep07_front.mp4", "wan/ep07_wrist.mp4", "wan/ep08_front.mp4",
            "wan/ep08_wrist.mp4")
     (tmp_path / "pa.csv").write_text("item_id,pa\nwan/ep07,4\nwan/ep08,2\n")
     pattern = r"(?P<generator>[^/]+)/(?P<clip_id>ep\d+)_(?P<view>front|wrist)"
@@ -396,7 +391,7 @@ def test_drop_labelled_narrows_a_labelled_manifest_on_purpose(
 ) -> None:
     # Narrowing a labelled manifest (a --pattern that drops a generator, a subfolder scanned alone) was
     # refused with no way to accept it, and with the advice to rename the video.
-    _touch(tmp_path / "vids", "wan/ep01.mp4", "cos/ep01.mp4", "cos/ep02.mp4")
+    touch(tmp_path / "vids", "wan/ep01.mp4", "cos/ep01.mp4", "cos/ep02.mp4")
     (tmp_path / "pa.csv").write_text("item_id,pa\nwan/ep01,4\ncos/ep01,2\ncos/ep02,5\n")
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "suite.jsonl"
