@@ -60,7 +60,7 @@ def test_summary_md_intro_and_summary_csv_columns_are_documented(tmp_path):
     intro = next(line for line in md.splitlines() if line.startswith("Intervals:"))
     assert "cluster-robust t-interval around the mean with the clips as units" in intro
     header = next(csv.reader((tmp_path / "rep" / "summary.csv").open()))
-    assert header[-1] == "ci_clips"
+    assert header[-2:] == ["ci_clips", "constant"]
     docs = (Path(__file__).parents[2] / "docs" / "report.md").read_text()
     listed = re.search(r"`summary.csv` has one row per metric configuration and group, with the columns "
                        r"\(in this order\)(.*?)\.", docs, re.S)
@@ -139,3 +139,21 @@ def test_one_value_per_clip_keeps_the_t_interval_over_the_values():
     (again,) = summarize(rows, dict.fromkeys(clip, "G"))  # clips unknown: the same
     assert (again.ci_low, again.ci_high) == (s.ci_low, s.ci_high)
     assert "clip means" not in summary_markdown([s])
+
+
+def test_a_group_of_identical_values_gets_no_interval_and_says_why():
+    # The demo's oracle scored ctg_camera_control 1.0 on all 10 clips, printed as [1.00, 1.00]: a t-interval
+    # of no width reads as certainty about other videos. Withheld, as zero-width bootstrap intervals are.
+    rows = [_row(f"a{k}", 1.0) for k in range(10)] + [_row(f"b{k}", 0.5 + k / 10) for k in range(3)]
+    a, b = summarize(rows, {r.item_id: r.item_id[0] for r in rows})
+    assert (a.n_ok, a.mean, a.std, a.constant) == (10, 1.0, 0.0, True)
+    assert math.isnan(a.ci_low) and math.isnan(a.ci_high)
+    assert not b.constant and b.ci_low < b.mean < b.ci_high
+    md = summary_markdown([a, b])
+    assert "| m | a | 10 | 0 | 0 | 1.000 | 0.000 | n/a |" in md
+    assert "every value of the group is the same" in md
+    assert "every value of the group is the same" not in summary_markdown([b])
+    # clustered groups too: three clips of identical values
+    clip = {f"c{k}-{g}": f"c{k}" for k in range(3) for g in "xy"}
+    (c,) = summarize([_row(i, 2.0) for i in clip], dict.fromkeys(clip, "T"), cluster_of=clip)
+    assert c.constant and c.ci_clips == 3 and math.isnan(c.ci_low)

@@ -37,7 +37,7 @@ from robojudge.report import (
     stale_note,
     write_html_report,
 )
-from robojudge.report._summary import CLIP_MEANS_NOTE
+from robojudge.report._summary import CLIP_MEANS_NOTE, CONSTANT_NOTE
 from robojudge.run import default_run_dir, remembered_stale, stale_rows, suite_store_url
 from robojudge.store import StoreError
 from robojudge.suite import SUFFIXES, ManifestError
@@ -58,8 +58,10 @@ def summary_table(summaries: list[GroupSummary], group_label: str, title: str) -
     if any(s.small_n for s in summaries) or any(s.ci_clipped for s in summaries):
         table.caption = ("* t-interval cut at the metric's native range; \u2020 fewer than 10 values or 5 "
                          "clips")
-    if any(s.ci_clips is not None for s in summaries):
-        table.caption = f"{table.caption}; {CLIP_MEANS_NOTE}" if table.caption else CLIP_MEANS_NOTE
+    for note, show in ((CLIP_MEANS_NOTE, any(s.ci_clips is not None for s in summaries)),
+                       (CONSTANT_NOTE, any(s.constant for s in summaries))):
+        if show:
+            table.caption = f"{table.caption}; {note}" if table.caption else note
     return table
 
 

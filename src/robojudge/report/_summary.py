@@ -58,6 +58,9 @@ class GroupSummary:
         ci_clips: The number of clips the t-interval took as independent units (a cluster-robust
             interval around ``mean``, k - 1 degrees of freedom), where some clip of the group holds
             several values; None where the interval is over the values (one per clip, or clips unknown).
+        constant: Every one of the group's two or more values is the same: its t-interval, of no width,
+            would say nothing of how far the mean could be, so none is given (``ci_low``/``ci_high`` NaN),
+            as the bootstrap intervals withhold one whose every resample is the same.
         label: The configuration's name, as ``summary.md`` and the HTML report's tables give it: the
             metric id, with what tells its configurations apart when the summarized rows hold several
             (:func:`robojudge.report._series.label_series`).
@@ -78,6 +81,7 @@ class GroupSummary:
     n_unscored: int = 0
     label: str = ""
     ci_clips: int | None = None
+    constant: bool = False
 
 
 def cut_to_range(lo: float, hi: float, values: Sequence[float],
@@ -135,11 +139,14 @@ def summarize(
             ci_clips = len(by_clip[key])
             per_clip = clustered_mean_interval(list(by_clip[key].values()), level)
             lo, hi = per_clip.low, per_clip.high
+        constant = ci.n >= 2 and ci.std == 0
+        if constant:  # [v, v]: no width, no information (a sample of identical values, not a certainty)
+            lo = hi = math.nan
         lo, hi, cut = cut_to_range(lo, hi, vals, native_range(metric) if native_range else None)
         small = is_small(ci.n, len(clips[key]) if cluster_of is not None else None)
         out.append(GroupSummary(metric, chash, group, ci.n, failed[key], ci.mean, ci.std, lo, hi, version,
                                 cut, small, unscored[key], labels[SeriesKey(metric, chash, version)],
-                                ci_clips))
+                                ci_clips, constant))
     return out
 
 
@@ -153,6 +160,11 @@ CLIP_MEANS_NOTE = ("Where a group holds several values of one clip (rollouts of 
                    "independent), its t-interval takes the clips as the units: centred on the mean shown, "
                    "with a cluster-robust standard error from the clips and k - 1 degrees of freedom for k "
                    "clips.")
+
+
+#: The note under a grouped summary where some group's values are all the same.
+CONSTANT_NOTE = ("n/a: every value of the group is the same, so a t-interval has no width and says nothing "
+                 "of how far the mean could be from that value on other videos.")
 
 
 def _fmt(x: float) -> str:
@@ -187,6 +199,8 @@ def summary_markdown(summaries: Sequence[GroupSummary], *, group_label: str = "g
         lines += ["", small_note(any(not math.isnan(s.ci_low) for s in small))]
     if any(s.ci_clips is not None for s in summaries):
         lines += ["", CLIP_MEANS_NOTE]
+    if any(s.constant for s in summaries):
+        lines += ["", CONSTANT_NOTE]
     return "\n".join(lines) + "\n"
 
 
