@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import typer
@@ -11,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge._files import LinkedFolderError
+from robojudge._files import LinkedFolderError, refuse_linked_folders
 from robojudge.cli._common import (
     E1_HELP,
     MANIFEST_STORE,
@@ -207,15 +206,12 @@ def report(
 def _refuse_linked_default(folder: Path) -> None:
     """Refuse a default report folder (``report/`` of a run folder, which may have been downloaded) that is
     a link leading out of the folder holding it: the report would be written, and its old tables removed,
-    wherever the link points. A folder given with --out is the user's choice and is followed."""
-    if not folder.is_symlink():
-        return
-    real = os.path.realpath(folder)
-    holder = os.path.realpath(folder.parent)
-    if os.path.commonpath([real, holder]) != holder:
-        raise fail(f"report folder {folder}: a link to {os.readlink(folder)} ({real}), outside "
-                   f"{folder.parent}; nothing is written through it (remove the link, or pass --out for the "
-                   "report's folder)")
+    wherever the link points. A folder given with --out is the user's choice and is followed. The rule is
+    :func:`robojudge._files.refuse_linked_folders`'s, with the run folder as the root."""
+    try:
+        refuse_linked_folders(folder.parent, folder / "index.html")
+    except LinkedFolderError as exc:
+        raise fail(f"report folder {exc}; or pass --out for the report's folder") from None
 
 
 def _print_summary(summary: Table | None, folder: Path) -> None:

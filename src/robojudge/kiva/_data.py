@@ -24,13 +24,16 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 
 from robojudge.suite import Item, load_suite, main_view_name
 from robojudge.video import sample_frames
+
+if TYPE_CHECKING:
+    from robojudge.robots import Camera
 
 STATE_KEYS = ("keypoint_names", "keypoints_2d", "keypoints_visible")
 #: Planted failure types whose state-file keypoints are the pose the video shows (the simulator's
@@ -268,13 +271,7 @@ def recording_keypoints(rec: Recording, name: str) -> tuple[list[str], np.ndarra
         cams = load_calibration(rec.calibration)
     except ValueError as exc:
         raise KivaDataError(f"episode {name!r} field {field}: {exc}") from None
-    if rec.view in cams:
-        cam = cams[rec.view]
-    elif len(cams) == 1:
-        cam = next(iter(cams.values()))
-    else:
-        raise KivaDataError(f"{rec.calibration}: no camera for view {rec.view!r} (has {sorted(cams)})")
-    uv, vis = cam.project(kp3)
+    uv, vis = _camera_of(rec, cams).project(kp3)
     return list(spec.keypoints), np.nan_to_num(uv, nan=-1.0), vis, kp3
 
 
@@ -405,9 +402,17 @@ def _recording_size(rec: Recording) -> tuple[int, int]:
     """The (width, height) of the picture a recording's view is calibrated for."""
     from robojudge.robots import load_calibration
 
-    cams = load_calibration(rec.calibration)  # recording_keypoints has checked that it loads
-    cam = cams[rec.view] if rec.view in cams else next(iter(cams.values()))
+    cam = _camera_of(rec, load_calibration(rec.calibration))  # recording_keypoints has read it already
     return int(cam.size[0]), int(cam.size[1])
+
+
+def _camera_of(rec: Recording, cams: dict[str, Camera]) -> Camera:
+    """The camera of the recording's view in its calibration ``cams`` (the only one, if it has one)."""
+    if rec.view in cams:
+        return cams[rec.view]
+    if len(cams) == 1:
+        return next(iter(cams.values()))
+    raise KivaDataError(f"{rec.calibration}: no camera for view {rec.view!r} (has {sorted(cams)})")
 
 
 def file_sha256(path: Path) -> str:
