@@ -95,8 +95,9 @@ def fps_ablation_suite(
     db: str | None = None,
     **kwargs: Any,
 ) -> FpsAblation:
-    """:func:`run_fps_ablation` over a manifest's usable items, into the store at ``db`` (default
-    ``runs/<manifest name>/results.sqlite``, created when missing); ``kwargs`` go to it.
+    """:func:`run_fps_ablation` over a manifest's usable items, into the store at ``db`` (default: the
+    store of the run folder the manifest lies in, else ``runs/<manifest name>/results.sqlite``, created
+    when missing); ``kwargs`` go to it.
 
     Raises:
         ManifestError: The manifest cannot be read.

@@ -134,7 +134,8 @@ def audit_acceleration(
             (:func:`robojudge.meta.current_configs`; the run's ``config_notes`` say what was left out).
         timing: A timing file (docs/audit.md); generators it does not cover take their costs from
             the items' ``meta.generation_seconds`` / ``meta.denoising_steps``.
-        db: The result store (default: ``runs/<manifest name>/results.sqlite``).
+        db: The result store (default: the store of the run folder the manifest lies in, else
+            ``runs/<manifest name>/results.sqlite``).
         level: The Q a method must reach for the "largest speedup" answer (the command's ``--min-q``).
         bootstrap, seed, ci: The paired clip bootstrap (replicates, seed, interval coverage: the
             command's ``--level``).

@@ -154,9 +154,10 @@ def score_suite(
 ) -> SuiteRun:
     """Score the items of ``manifest`` with ``metrics`` (ids, or one string ``"a,b"``) into the store ``db``.
 
-    ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
-    under the current folder (the manifest's own folder may be read-only). Rows of the manifest that do not
-    validate are skipped and returned in ``manifest_problems``; the rest are scored. Rerunning with
+    ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to the run folder the manifest
+    lies in, else ``runs/<manifest name>`` under the current folder (the manifest's own folder may be
+    read-only). Rows of the manifest that do not validate are skipped and returned in
+    ``manifest_problems``; the rest are scored. Rerunning with
     the same arguments resumes: stored results are skipped, unless their inputs changed since (they
     are recomputed and the stored rows kept as superseded); stored results without an inputs
     fingerprint (schema version 1) are kept unless ``rescore_unknown``, and those computed with other

@@ -405,7 +405,8 @@ def judge_suite(
     confine: str | Path | None = None,
     **kwargs: Any,
 ) -> JudgeSuiteRun:
-    """Judge the items of ``manifest`` into the store at ``db`` (default ``runs/<manifest>/results.sqlite``).
+    """Judge the items of ``manifest`` into the store at ``db`` (default: the store of the run
+    folder the manifest lies in, else ``runs/<manifest name>/results.sqlite``).
 
     Keyword arguments go to :func:`judge_items`. Manifest rows that do not validate are skipped and
     returned in ``manifest_problems``. Rerunning with the same arguments resumes. ``rubrics`` may name

@@ -369,9 +369,10 @@ def score_set_suite(
 ) -> SetRunSummary:
     """Score set-level metrics over the groups of ``manifest`` into the store at ``db``.
 
-    ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to ``runs/<manifest name>``
-    (the store ``robojudge score`` uses). Manifest rows that do not validate are left out and
-    returned in ``manifest_problems``. Rerunning resumes (see :func:`score_sets_into`, also for
+    ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to the run folder the manifest
+    lies in, else ``runs/<manifest name>`` (the store ``robojudge score`` uses). Manifest rows that do not
+    validate are left out and returned in ``manifest_problems``. Rerunning resumes (see
+    :func:`score_sets_into`, also for
     ``rescore_libraries``, ``rescore_unknown`` and ``timeout_s``).
     ``executor``: an executor, or ``ray`` with ``address`` and ``workers`` (see
     :func:`robojudge.run.make_executor`); default: the groups one after another in this process.

@@ -414,7 +414,8 @@ def _few(where: dict[StatusKey, list[str]], key: StatusKey, item_id: str, n: int
 def status_suite(
     manifest: str | Path, *, db: str | None = None, run_dir: str | Path | None = None
 ) -> StoreStatus:
-    """:func:`results_status` of the store of a manifest (default ``runs/<manifest>/results.sqlite``).
+    """:func:`results_status` of the store of a manifest (default: the store of the run
+    folder the manifest lies in, else ``runs/<manifest name>/results.sqlite``).
 
     The store is opened read-only; it must exist.
     """

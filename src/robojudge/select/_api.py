@@ -197,9 +197,10 @@ def best_of_n(
 
 
 def best_of_n_suite(manifest: str | Path, *, db: str | None = None, **kwargs: Any) -> BestOfN:
-    """:func:`best_of_n` on a suite manifest and its store (``runs/<manifest>/results.sqlite`` by
-    default, read-only), or on a run folder (its store, and every manifest behind it:
-    :func:`robojudge.report.load_run_results`). Results whose inputs changed since they were computed
+    """:func:`best_of_n` on a suite manifest and its store (by default, read-only, the store of the run
+    folder the manifest lies in, else ``runs/<manifest name>/results.sqlite``), or on a run folder (its
+    store, and every manifest behind it: :func:`robojudge.report.load_run_results`). Results whose inputs
+    changed since they were computed
     are left out (:func:`robojudge.run.stale_rows`). Keyword arguments go to :func:`best_of_n`."""
     if Path(manifest).is_dir():
         from robojudge.report import load_run_results
