@@ -44,10 +44,11 @@ from robojudge.report import (
     write_judges,
     write_leaderboard,
 )
-from robojudge.report._judges import comparison_note, judge_mark, judge_notes
+from robojudge.report._judges import judge_mark, judge_notes, judges_table_note
 from robojudge.report._leaderboard import (
     approximate_standing,
     calibration_problem,
+    lone_sentences,
     small_standing,
     standing_mark,
 )
@@ -99,6 +100,8 @@ def _print_board(board: Leaderboard, heading: str) -> None:
     for why in whys:
         spread = "" if why in CONSTANT_WHYS else " or rank spread"  # (a constant mean keeps its rank spread)
         console.print(f"no interval{spread} where {why}", highlight=False, markup=False)
+    for line in lone_sentences(board.n_lone_clusters, board.n_clusters):
+        console.print(line, highlight=False, markup=False)
     if board.tolerance:
         console.print(f"means closer than {board.tolerance:g} tie", highlight=False, markup=False)
     if not board.adjacent:  # (fewer than two generators ranked: no pair to show)
@@ -260,7 +263,7 @@ def judges(
         _print_judges(table_rows, (*report.axes, OVERALL),
                       f"judges vs labels ({report.n_items} items, {level:.0%} CI, {bootstrap} replicates; "
                       f"{BEST_LEGEND}; scored and unscored count labelled (item, axis) pairs)",
-                      comparison_note(table_rows, report))
+                      judges_table_note(table_rows, report))
         if note:
             console.print(note, highlight=False)
     if out is not None:
@@ -357,7 +360,7 @@ def fps_ablation(
                           "judgments.[/]", markup=True)
     _print_judges(list(result.rows), (*result.report.axes, OVERALL),
                   f"judge {cfg.name} by frame rate vs labels ({bootstrap} replicates; {BEST_LEGEND})",
-                  comparison_note(list(result.rows), result.report))
+                  judges_table_note(list(result.rows), result.report))
     if out is not None:
         paths = result.table().write(out)
         console.print(f"wrote {', '.join(str(p) for p in paths)}", highlight=False)

@@ -25,6 +25,7 @@ from robojudge.meta import (
     ScoreTableError,
     agreement_from_csv,
     fit_from_csv,
+    lone_clusters_note,
     segments_from_csv,
 )
 
@@ -208,6 +209,8 @@ def _print_report(report: AgreementReport) -> None:
         console.print(f"note: {note}", highlight=False, markup=False)
     if report.n_replicates and 0 < report.n_clusters < APPROXIMATE_CLUSTERS:
         console.print(f"note: {_approximate_note(report.n_clusters)}", highlight=False, markup=False)
+    if report.n_replicates and (lone := lone_clusters_note(report.n_lone_clusters, report.n_clusters)):
+        console.print(f"note: {lone}", highlight=False, markup=False)
 
 
 def _approximate_note(n_clusters: int) -> str:

@@ -61,6 +61,7 @@ from robojudge.meta._bootstrap import (
     ClusterBootstrap,
     constant_replicates,
     interval_gate,
+    lone_clusters_note,
     percentile_interval,
     summarize_replicates,
 )
@@ -170,6 +171,7 @@ __all__ = [
     "CONSTANT_WHY",
     "CONSTANT_WHYS",
     "ONE_PER_STRATUM_WHY",
+    "lone_clusters_note",
     "MIN_CLUSTERS",
     "MIN_CORRELATION_CLUSTERS",
     "MIN_CORRELATION_PAIRS",

@@ -57,6 +57,21 @@ AT_BOUND_WHY = ("every resample gives the same value (the statistic is at its bo
 ONE_PER_STRATUM_WHY = ("each source holds one clip: a stratified resample is the sample itself, so the "
                        "bootstrap cannot measure the uncertainty; pass fewer strata or none")
 
+def lone_clusters_note(n_lone: int, n_clusters: int) -> str:
+    """The sentence under a table whose stratified bootstrap had ``n_lone`` of its ``n_clusters`` clips
+    alone in their source (:attr:`ClusterBootstrap.n_lone_clusters`), or "" where none was.
+
+    A stratum is resampled within itself, so its only clip is drawn once in every replicate: the interval
+    then varies only the other clips and comes out narrower than the data support."""
+    if n_lone <= 0:
+        return ""
+    what = ("clips is the only clip of its source: a stratified resample keeps it once, so the intervals "
+            "leave out its" if n_lone == 1 else "clips are each the only clip of their source: a stratified "
+            "resample keeps each of them once, so the intervals leave out their")
+    return (f"{n_lone} of {n_clusters} {what} part of the uncertainty and are narrower than they should be "
+            "(merge small sources, or give no strata)")
+
+
 #: Every reason :func:`interval_gate` gives for a cell whose replicates all give one value.
 CONSTANT_WHYS = (CONSTANT_WHY, AT_BOUND_WHY, ONE_PER_STRATUM_WHY)
 
@@ -95,6 +110,9 @@ class ClusterBootstrap:
         item_cluster: Cluster index of each item.
         one_per_stratum: Every stratum holds exactly one cluster (e.g. every clip its own ``source``):
             each replicate then draws every cluster once and equals the sample.
+        n_lone_clusters: Clusters alone in their stratum while other strata hold several (0 where every
+            stratum holds one: ``one_per_stratum``). Every replicate draws each of them once, so the
+            intervals leave out their share of the uncertainty (:func:`lone_clusters_note`).
     """
 
     def __init__(self, clusters: npt.ArrayLike, strata: npt.ArrayLike | None = None,
@@ -127,6 +145,8 @@ class ClusterBootstrap:
         self.n_clusters = n_clusters
         self.n_strata = int(np.unique(stratum_of_cluster).size)
         self.one_per_stratum = n_clusters > 0 and self.n_strata == n_clusters
+        sizes = np.bincount(stratum_of_cluster, minlength=1) if n_clusters else np.zeros(1, dtype=np.intp)
+        self.n_lone_clusters = 0 if self.one_per_stratum else int((sizes == 1).sum())
 
     def count_chunks(self, chunk: int = 2000) -> Iterator[tuple[slice, IntMatrix]]:
         """Yield ``(rows, counts[rows])`` in blocks of at most ``chunk`` replicates."""

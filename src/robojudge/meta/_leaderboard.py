@@ -98,6 +98,9 @@ class Leaderboard:
             above ``generators[j]`` (ties count one half), over the replicates where both have a
             mean; NaN when either is not ranked on ``target``. ``generators`` follows ``entries``.
         tolerance: Means closer than this tie (see :func:`generator_leaderboard`).
+        n_lone_clusters: Clips alone in their stratum (source) while others share theirs
+            (:attr:`~robojudge.meta.ClusterBootstrap.n_lone_clusters`): the intervals are narrower than
+            they should be (:func:`~robojudge.meta.lone_clusters_note`).
     """
 
     axes: tuple[str, ...]
@@ -111,6 +114,7 @@ class Leaderboard:
     n_strata: int
     outrank: dict[str, FloatArray] = field(default_factory=dict, repr=False)
     tolerance: float = 0.0
+    n_lone_clusters: int = 0
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -131,7 +135,8 @@ class Leaderboard:
         return {
             "axes": list(self.axes), "sort_by": self.sort_by, "tolerance": self.tolerance,
             "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
-                          "clusters": self.n_clusters, "strata": self.n_strata},
+                          "clusters": self.n_clusters, "strata": self.n_strata,
+                          "lone_clusters": self.n_lone_clusters},
             "entries": [{"generator": e.generator, "n_items": e.n_items, "n_clusters": e.n_clusters,
                          "targets": {t: {"score": num(s.score.value), "low": num(s.score.low),
                                          "high": num(s.score.high), "se": num(s.score.se),
@@ -267,7 +272,8 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     perm = np.array(order, dtype=np.intp)
     out = {t: outrank[ti][np.ix_(perm, perm)] for ti, t in enumerate(targets)}
     return Leaderboard(axes, sort_by, tuple(entries), tuple(adjacent), bootstrap, seed, level,
-                       boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out, tolerance)
+                       boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out, tolerance,
+                       boot.n_lone_clusters if boot else 0)
 
 
 def _order(ranks: npt.NDArray[np.int64], names: Sequence[str]) -> list[int]:

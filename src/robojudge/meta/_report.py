@@ -91,6 +91,9 @@ class AgreementReport:
             differences.
         shared: ``shared[(judge_a, judge_b)][axis or "overall"]``, the items (Overall: pairs over the
             axes) both judges scored, on which their difference is taken.
+        n_lone_clusters: Clips alone in their stratum (source) while others share theirs
+            (:attr:`~robojudge.meta.ClusterBootstrap.n_lone_clusters`): the intervals are narrower than
+            they should be (:func:`~robojudge.meta.lone_clusters_note`).
     """
 
     judges: tuple[str, ...]
@@ -104,6 +107,7 @@ class AgreementReport:
     cells: dict[str, dict[str, CellReport]]
     differences: dict[tuple[str, str], dict[str, dict[str, Estimate]]] = field(default_factory=dict)
     shared: dict[tuple[str, str], dict[str, int]] = field(default_factory=dict)
+    n_lone_clusters: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary; NaN becomes None."""
@@ -122,7 +126,8 @@ class AgreementReport:
         return {
             "judges": list(self.judges), "axes": list(self.axes), "n_items": self.n_items,
             "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
-                          "clusters": self.n_clusters, "strata": self.n_strata},
+                          "clusters": self.n_clusters, "strata": self.n_strata,
+                          "lone_clusters": self.n_lone_clusters},
             "cells": {j: {a: {"n": c.n, "n_unscored": c.n_unscored,
                               "stats": {k: est(v) for k, v in c.stats.items()},
                               **({"confusion": c.confusion} if c.confusion is not None else {})}
@@ -316,7 +321,7 @@ def agreement_table(pred: Mapping[str, Mapping[str, npt.ArrayLike]],
 
     return AgreementReport(judges, axes, n, bootstrap, seed, level,
                            boot.n_clusters if boot else 0, boot.n_strata if boot else 0, cells, differences,
-                           shared)
+                           shared, boot.n_lone_clusters if boot else 0)
 
 
 def _at_bound(point: FloatArray) -> npt.NDArray[np.bool_]:

@@ -36,6 +36,7 @@ from robojudge.report._leaderboard import (
     column,
     format_estimate,
     label_scores,
+    lone_sentences,
     strata_of,
     target_title,
     withheld_notes,
@@ -206,6 +207,13 @@ def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
     return ("Best is marked only among judges scored on the same items (give or take 5%: a few failed "
             "requests); not compared: " + "; ".join(parts)
             + ".")
+
+
+def judges_table_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
+    """The sentences above Table 2: :func:`comparison_note`, and where some clips are their source's only
+    one, that the intervals are narrower than they should be (:func:`robojudge.meta.lone_clusters_note`)."""
+    return " ".join(s for s in (comparison_note(rows, report),
+                                *lone_sentences(report.n_lone_clusters, report.n_clusters)) if s)
 
 
 class JudgesResult(NamedTuple):
@@ -415,7 +423,7 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
              "against the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the "
              f"two (RoboJudge Table 2). Best per column in bold; {ci}. Scored and unscored count labelled "
              "(item, axis) pairs; † marks fewer than 10 items or 5 clips (Overall: on either axis).", ""]
-    for extra in (comparison_note(table, report), note):
+    for extra in (judges_table_note(table, report), note):
         if extra:
             lines += [md_prose(extra), ""]
     lines += [header, "| --- | ---: | ---: | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]

@@ -9,7 +9,7 @@ import numpy as np
 from robojudge import PAPER_REPLICATES
 from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, kendall_interval
 from robojudge.report import _plots
-from robojudge.report._judges import JUDGE_COLUMNS, comparison_note, judges_report
+from robojudge.report._judges import JUDGE_COLUMNS, judges_report, judges_table_note
 from robojudge.report._labels import MIN_CORRELATION_ITEMS, label_agreement
 from robojudge.report._leaderboard import (
     AXES,
@@ -20,6 +20,7 @@ from robojudge.report._leaderboard import (
     column,
     generator_board,
     label_scores,
+    lone_sentences,
     small_standing,
     strata_of,
     withheld_notes,
@@ -109,7 +110,7 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
     withheld = withheld_notes((f"{r.judge} {_TITLES[t]} {col}", r.cells[t, col]) for r in table_rows
                               for t in targets for col, _, _ in JUDGE_COLUMNS)
     table2 = Table("judges", "Judges in the layout of RoboJudge Table 2", cols,
-                   note=" ".join(n for n in (comparison_note(table_rows, report), *withheld) if n))
+                   note=" ".join(n for n in (judges_table_note(table_rows, report), *withheld) if n))
     for row in table_rows:
         cells = [text(row.judge), text(sum(row.n.values())), text(sum(row.n_unscored.values()))]
         for t in targets:
@@ -303,8 +304,9 @@ def generators_section(inp: ReportInput) -> Section:
                       f"{'PA or IA' if board.sort_by == OVERALL else board.sort_by.upper()}.")
     cols = ["rank", "generator", *(_TITLES[t] for t in board.targets), "P(rank)", "rank range"]
     table = Table("leaderboard", f"Generators by {_TITLES[board.sort_by]}", cols,
-                  note=" ".join(withheld_notes((f"{e.generator} {_TITLES[t]}", e.standings[t].score)
-                                               for e in board.entries for t in board.targets)))
+                  note=" ".join([*withheld_notes((f"{e.generator} {_TITLES[t]}", e.standings[t].score)
+                                                 for e in board.entries for t in board.targets),
+                                 *lone_sentences(board.n_lone_clusters, board.n_clusters)]))
     for e in board.entries:
         s = e.standings[board.sort_by]
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"

@@ -30,6 +30,7 @@ from robojudge.meta import (
     cross_validate_ordinal,
     generator_leaderboard,
     grouped_folds,
+    lone_clusters_note,
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.metric_info import NOT_VIDEO_QUALITY
@@ -380,6 +381,12 @@ def withheld_notes(cells: Iterable[tuple[str, Estimate]], limit: int = 6) -> lis
     return out
 
 
+def lone_sentences(n_lone: int, n_clusters: int) -> list[str]:
+    """:func:`robojudge.meta.lone_clusters_note` as a sentence under a table, or none."""
+    lone = lone_clusters_note(n_lone, n_clusters)
+    return [f"{lone[0].upper()}{lone[1:]}."] if lone else []
+
+
 def standing_mark(entry: LeaderboardEntry, target: str) -> str:
     """`` †`` on a small-n standing, `` ‡`` on one with an approximate interval, else nothing."""
     if small_standing(entry, target):
@@ -394,7 +401,8 @@ def board_notes(board: Leaderboard) -> list[str]:
     # Markdown only: a generator's name is the user's, so escaped.
     cells = ((f"{md_escape(e.generator)} {target_title(t)}", e.standings[t].score) for e in board.entries
              for t in board.targets)
-    return ([APPROX_NOTE] if approx else []) + withheld_notes(cells)
+    return ([APPROX_NOTE] if approx else []) + withheld_notes(cells) + lone_sentences(board.n_lone_clusters,
+                                                                                     board.n_clusters)
 
 
 def approximate_standing(entry: LeaderboardEntry, target: str) -> bool:
