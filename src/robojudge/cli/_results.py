@@ -43,10 +43,12 @@ def export_cmd(
     metric: str | None = typer.Option(None, "--metric", help="Only this metric."),
     raw: bool = typer.Option(False, "--raw", help="CSV: keep text cells starting with = + - @ as stored "
                              "(by default they get a leading ' so that spreadsheets do not run them)."),
-    by: str | None = typer.Option(None, "--by", help="Add a column with this item field (e.g. generator) "
-                                  "from --suite; set-level rows get their group. For `aggregate scores`."),
+    by: str | None = typer.Option(
+        None, "--by", help="Add columns with these item fields from --suite, comma-separated (e.g. "
+        "generator,meta.substrate,regime); meta.KEY is a value of the items' meta, '-' where an item has "
+        "none, as for an unset field; set-level rows get their group. For `aggregate scores`."),
     suite: Path | None = typer.Option(None, "--suite", help="Suite manifest: adds its generator, source and "
-                                      "clip_id columns at the end (and --by's column), then outside_suite "
+                                      "clip_id columns at the end (and --by's columns), then outside_suite "
                                       "(rows it does not hold) and stale."),
     installed_versions: bool = typer.Option(
         False, "--installed-versions", help="Leave out the rows of a metric stored under another version "
@@ -64,8 +66,6 @@ def export_cmd(
                 raise fail("give --db (a store URL, file or run folder) or --suite (the manifest, whose "
                            "store is found as `robojudge score` finds it)")
             db = suite_store_url(suite)
-        if by is not None and suite is not None and (clash := _dash_clash(suite, by)):
-            raise fail(clash)
         with warnings_said_once(LookAlikeGroupsWarning):  # --by values that print alike
             n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite,
                            note=lambda m: err_console.print(f"note: {m}", highlight=False, markup=False),
@@ -80,22 +80,6 @@ def export_cmd(
     # the data went to stdout: the count goes beside the notes
     where = "standard output" if str(out) == "-" else out
     (err_console if is_stream(out) else console).print(f"wrote {n} rows to {where}", highlight=False)
-
-
-def _dash_clash(suite: Path, by: str) -> str | None:
-    """Why ``--by`` cannot be written for ``suite``: an item whose field ``by`` is literally ``-``, the
-    cell an item without the field gets, so that ``aggregate scores --by`` would average the two as one
-    group; None when no item has it."""
-    from robojudge.suite import load_suite
-
-    dashed = [it.item_id for it in load_suite(suite, strict=False, files="optional").items
-              if (v := getattr(it, by, None)) is not None and str(getattr(v, "value", v)) == "-"]
-    if not dashed:
-        return None
-    shown = ", ".join(dashed[:5]) + (f" and {len(dashed) - 5} more" if len(dashed) > 5 else "")
-    return (f"--by {by}: {len(dashed)} item(s) of {suite} have the {by} '-' ({shown}), which is what --by "
-            f"writes for an item without a {by}; `aggregate scores` would take both for one group. Give "
-            f"those items another {by} in the manifest")
 
 
 def _files_missing(manifests: list[Path], ids: set[str]) -> list[ManifestProblem]:

@@ -39,11 +39,13 @@ from robojudge.suite._scan import (
 from robojudge.suite._schema import (
     CHECKLIST_ITEMS,
     MAX_ITEM_ID_BYTES,
+    META_PREFIX,
     Checklist,
     Embodiment,
     Item,
     Labels,
     item_id_problem,
+    meta_text,
 )
 from robojudge.suite._tiling import tiling_in, tiling_known, tiling_sampling, tiling_warning
 from robojudge.suite._views import views_out_of_step
@@ -52,6 +54,7 @@ __all__ = [
     "KEPT_WITHOUT_FILES",
     "CHECKLIST_ITEMS",
     "MAX_ITEM_ID_BYTES",
+    "META_PREFIX",
     "CONFINE_ENV",
     "MEDIA_MODES",
     "PATTERN_FIELDS",
@@ -76,6 +79,7 @@ __all__ = [
     "iter_suite",
     "load_suite",
     "main_view_name",
+    "meta_text",
     "same_file",
     "video_view_name",
     "npz_problem",

@@ -355,3 +355,20 @@ class Item(BaseModel):
         for k, v in (self.views or {}).items():
             out[f"views.{k}"] = v
         return out
+
+
+META_PREFIX = "meta."
+"""How a grouping option names a value of an item's ``meta`` (``meta.substrate``, ``meta.rollout_depth``)."""
+
+
+def meta_text(item: Item, key: str) -> str | None:
+    """The value of ``meta[key]`` on ``item`` as a group name: a text as it is, anything else as JSON
+    (``3``, ``true``, ``[1, 2]``); None when the key is absent or null.
+
+    Grouping by ``meta.KEY`` (``results export --by``, ``report --by``, ``select best-of-n --group``)
+    reads the value so, so that ``3`` and ``"3"`` name one group in a table, as they print alike.
+    """
+    value = item.meta.get(key)
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
