@@ -99,7 +99,8 @@ def report(
         "suite/suite.jsonl or suite.jsonl in the run folder, else the last manifest scored into the store]."),
     out: Path | None = typer.Option(None, "--out", "-o",
                                     help="Report folder \\[default: next to the store]."),
-    by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}."),
+    by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}, or "
+                           "meta.KEY (a value of the items' meta, e.g. meta.rollout_depth)."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write index.html and the tables too."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and the folds."),

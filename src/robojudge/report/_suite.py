@@ -9,17 +9,22 @@ from robojudge._chars import look_alike_pairs, look_alike_reason
 from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
 from robojudge.report._unset import unset_name, unset_note
 from robojudge.store import OUTSIDE_COLUMN, ResultStore, item_columns, outside_column
-from robojudge.suite import Item, load_suite
+from robojudge.suite import META_PREFIX, Item, load_suite, meta_text
 
 GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
 
 
 def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
     """Map item ids to the value of a manifest field (``"(unset)"`` where it is empty, or another name
-    when a real value is spelt so: :func:`robojudge.report._unset.unset_name`)."""
-    if field not in GROUP_FIELDS:
-        raise ValueError(f"cannot group by {field!r}; choose one of {', '.join(GROUP_FIELDS)}")
-    values = {it.item_id: _text(getattr(it, field)) for it in items}
+    when a real value is spelt so: :func:`robojudge.report._unset.unset_name`).
+
+    ``field`` is one of :data:`GROUP_FIELDS` or ``meta.KEY``, a value of the item's ``meta``
+    (:func:`robojudge.suite.meta_text`: a number as JSON; an item without the key is unset).
+    """
+    if field not in GROUP_FIELDS and not (field.startswith(META_PREFIX) and field[len(META_PREFIX):].strip()):
+        raise ValueError(f"cannot group by {field!r}; choose one of {', '.join(GROUP_FIELDS)}, or meta.KEY "
+                         "for a value of the items' meta (meta.rollout_depth)")
+    values = {it.item_id: _field_text(it, field) for it in items}
     missing = unset_name(values.values())
     return {item_id: missing if v is None else v for item_id, v in values.items()}
 
@@ -40,6 +45,12 @@ def _text(value: object) -> str | None:
     return None if value is None else str(getattr(value, "value", value))
 
 
+def _field_text(item: Item, field: str) -> str | None:
+    if field.startswith(META_PREFIX):
+        return meta_text(item, field[len(META_PREFIX):])
+    return _text(getattr(item, field))
+
+
 def report_suite(
     manifest: str | Path, db: str, out_dir: str | Path, *, by: str = "generator", title: str | None = None,
     native_range: RangeOf | None = None,
@@ -55,7 +66,7 @@ def report_suite(
     """
     suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
     group_of = group_by_field(suite.items, by)
-    note = unset_note((_text(getattr(it, by)) for it in suite.items), by) + look_alike_note(group_of.values())
+    note = unset_note((_field_text(it, by) for it in suite.items), by) + look_alike_note(group_of.values())
     note = note.strip()
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"

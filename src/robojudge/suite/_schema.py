@@ -365,8 +365,9 @@ def meta_text(item: Item, key: str) -> str | None:
     """The value of ``meta[key]`` on ``item`` as a group name: a text as it is, anything else as JSON
     (``3``, ``true``, ``[1, 2]``); None when the key is absent or null.
 
-    Grouping by ``meta.KEY`` (``results export --by``, ``report --by``, ``select best-of-n --group``)
-    reads the value so, so that ``3`` and ``"3"`` name one group in a table, as they print alike.
+    ``results export --by meta.KEY`` and ``report --by meta.KEY`` group by it (as ``select best-of-n
+    --group`` reads a meta value), so that ``3`` and ``"3"`` (a JSON number, a CSV cell) are one group, as
+    they print alike.
     """
     value = item.meta.get(key)
     if value is None:
