@@ -32,6 +32,9 @@ def export_cmd(
     fps: float = typer.Option(4.0, "--fps", min=0.001, help="Judge frame rate (RoboJudge: 4)."),
     max_frames: int = typer.Option(32, "--max-frames", min=1, help="Judge frame cap (RoboJudge: 32)."),
     max_images: int = typer.Option(32, "--max-images", help="The judge's max_images."),
+    exclude_clips_of: Path | None = typer.Option(
+        None, "--exclude-clips-of", help="A benchmark manifest: leave out the labelled items of its clips "
+        "(same clip_id), so the trained judge is never tested on a clip it saw."),
 ) -> None:
     """Write each labelled (item, rubric) as the judge's own request and the reply it should give."""
     from robojudge.judges import FrameSpec, JudgeConfigError, make_judge
@@ -43,7 +46,8 @@ def export_cmd(
         judge = make_judge({"name": "export", "backend": "hf", "max_images": max_images})
         summary = export_training_data(labels, [r.strip() for r in rubric.split(",") if r.strip()], out,
                                        fmt=fmt, judge=judge, frames=FrameSpec(fps=fps, max_frames=max_frames),
-                                       fractions=fractions, seed=seed, project=project)
+                                       fractions=fractions, seed=seed, project=project,
+                                       exclude_clips_of=exclude_clips_of)
     except (ExportError, ManifestError, JudgeConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
     counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)

@@ -91,6 +91,9 @@ class ExportSummary:
     disputed: list[str] = field(default_factory=list)
     """With ``project``: the items left out because they await an adjudication (a cross-review 2 or more
     points off their primary label; see :func:`robojudge.annotate.disputed_items`)."""
+    excluded: list[str] = field(default_factory=list)
+    """With ``exclude_clips_of``: the labelled items left out because the benchmark manifest holds their
+    clip."""
 
 
 def _safe_name(item_id: str) -> str:
@@ -230,6 +233,7 @@ def export_training_data(
     fractions: Mapping[str, float] | None = None,
     seed: int = 0,
     project: str | None = None,
+    exclude_clips_of: str | Path | None = None,
 ) -> ExportSummary:
     """Write training records for every labelled item of a suite.
 
@@ -250,10 +254,17 @@ def export_training_data(
         project: An annotation project (``robojudge annotate``): its final labels (the adjudication,
             else the primary label where no cross-review disputes it) and evidence notes are written
             to ``out/labels.jsonl`` first, the manifest the records are made from.
+        exclude_clips_of: A benchmark manifest: labelled items whose ``clip_id`` is the ``clip_id``
+            of one of its items are left out before the split, so that a judge trained on the export
+            has seen no clip it is tested on (RoboJudge Sec. 4.1; RoboPhys-3D App. A.1). Clips match
+            by ``clip_id`` alone, across sources; an item without one (in either manifest) matches
+            nothing. Its files need not exist.
 
     Raises:
         ExportError: Unknown format, a rubric without labels, an unreadable video or an item the
-            rubric cannot be rendered for (named with the manifest and item), or nothing labelled.
+            rubric cannot be rendered for (named with the manifest and item), or nothing labelled
+            (or nothing left once ``exclude_clips_of``'s clips are out).
+        ManifestError: ``exclude_clips_of`` cannot be read.
     """
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
@@ -266,6 +277,7 @@ def export_training_data(
     twice = [r.id for k, r in enumerate(rubs) if r.id in {q.id for q in rubs[:k]}]
     if twice:  # each record would be written twice, and a model trained on it would see it twice
         raise ExportError(f"rubric {twice[0]!r} is given twice; name each rubric once")
+    bench = _benchmark_clips(exclude_clips_of) if exclude_clips_of is not None else None
     root = Path(out)
     _check_out(root, labels if project is None else None, project=project is not None)
     created = not root.exists()
@@ -275,7 +287,7 @@ def export_training_data(
     stage = Path(tempfile.mkdtemp(prefix=".export-", dir=root))
     try:
         summary = _write_export(labels, rubs, root, stage, fmt=fmt, judge=judge, frames=frames,
-                                fractions=fractions, seed=seed, project=project)
+                                fractions=fractions, seed=seed, project=project, bench=bench)
         _move_into_place(stage, root, replace_labels=project is not None)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -354,9 +366,11 @@ def _write_export(
     fractions: Mapping[str, float] | None,
     seed: int,
     project: str | None,
+    bench: tuple[Path, frozenset[str]] | None = None,
 ) -> ExportSummary:
     """The export of :func:`export_training_data`, written into ``stage`` (paths in it relative to
-    ``stage``, as they will be to ``root``); its summary names ``root``."""
+    ``stage``, as they will be to ``root``); its summary names ``root``. ``bench``: a benchmark
+    manifest and its clip ids, whose items are left out (:func:`_benchmark_clips`)."""
     disputed: list[str] = []
     if project is not None:
         labels, disputed = _annotation_labels(labels, project, stage)
@@ -375,8 +389,24 @@ def _write_export(
     labelled = [it for it in suite.items if any(it in scored[r.id] for r in rubs)]
     if not labelled:
         raise ExportError(f"{named}: no item has a {' or '.join(r.id for r in rubs)} label")
-    split_of = assign_splits(labelled, fracs, seed)
     notes = []
+    excluded: list[str] = []
+    if bench is not None:
+        where, bench_clips = bench
+        excluded = [it.item_id for it in labelled if it.clip_id and it.clip_id in bench_clips]
+        clips = sorted({it.clip_id for it in labelled if it.clip_id and it.clip_id in bench_clips})
+        listed = ", ".join(clips[:5]) + (", ..." if len(clips) > 5 else "")
+        labelled = [it for it in labelled if not (it.clip_id and it.clip_id in bench_clips)]
+        if not labelled:
+            raise ExportError(f"{named}: every labelled item is of a clip of {where} (--exclude-clips-of: "
+                              f"{len(clips)} clip(s), {listed}); nothing is left to train on")
+        if excluded:
+            notes.append(f"left out {len(excluded)} labelled item(s) of {len(clips)} clip(s) that {where} "
+                         f"holds (--exclude-clips-of): {listed}")
+        else:
+            notes.append(f"no labelled item is of a clip of {where} ({len(bench_clips)} clip(s); "
+                         "--exclude-clips-of): nothing left out")
+    split_of = assign_splits(labelled, fracs, seed)
     if disputed:
         from robojudge.annotate import DISAGREEMENT
 
@@ -430,19 +460,32 @@ def _write_export(
             files.append(root / f"{s}.jsonl")
     waiting = set(disputed)  # said in a note, not as a missing score
     left_out = {r.id: [it.item_id for it in suite.items if label_score(it, r) is None
-                       and it.item_id not in waiting] for r in rubs}
+                       and it.item_id not in waiting] for r in rubs}  # (excluded items have a score)
     skipped = {r: len(ids) for r, ids in left_out.items()}
     if fmt == "llamafactory":
         (stage / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
     summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts, left_out,
-                            notes, _digest(stage), disputed)
+                            notes, _digest(stage), disputed, excluded)
     meta_out = {"format": fmt, "rubrics": [r.id for r in rubs], "frames": spec.as_dict(),
                 "max_images": config.max_images, "seed": seed, "fractions": fracs,
                 "records": summary.records, "source": str(named), "digest": summary.digest}
+    if bench is not None:
+        meta_out["excluded_clips_of"] = str(bench[0])
+        meta_out["excluded_items"] = len(excluded)
     (stage / EXPORT_FILE).write_text(json.dumps(meta_out, indent=2) + "\n")
     card = _card(summary, rubs, fmt, spec, config.max_images, named, seed, fracs)
     (stage / "README.md").write_text(card)
     return summary
+
+
+def _benchmark_clips(manifest: str | Path) -> tuple[Path, frozenset[str]]:
+    """The clip ids of a benchmark manifest's items (read as results are: its files need not exist).
+
+    Raises:
+        ManifestError: The manifest cannot be read.
+    """
+    suite = load_suite(manifest, strict=False, files="optional")
+    return Path(manifest), frozenset(it.clip_id for it in suite.items if it.clip_id)
 
 
 def _sample(manifest: Path, item: Item, spec: FrameSpec) -> SampledFrames:
