@@ -113,6 +113,10 @@ def describe_error(err: ErrorDetails) -> tuple[str | None, str]:
         return field, f"unknown {leaf} {value!r}; expected one of {', '.join(allowed)}"
     if kind in ("int_parsing", "int_from_float", "int_type"):
         return field, f"expected a whole number, got {_kind(value)}"
+    if kind in ("float_parsing", "float_type"):
+        return field, f"expected a number, got {_kind(value)}"
+    if kind == "finite_number":
+        return field, f"expected a finite number, got {_kind(value)}"
     if kind == "string_type":
         return field, f"expected a string, got {_kind(value)}"
     if kind == "string_too_short":

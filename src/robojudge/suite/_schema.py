@@ -1,7 +1,8 @@
 """The manifest schema: one :class:`Item` per generated rollout.
 
 Field names follow the RoboJudge annotation protocol (paper 000, Sec. 3.2-3.3 and App. A.1): PA and IA
-on 1-5, six diagnostic checklist items on 0-2, free-text evidence and an overall 1-10 score.
+on 1-5, six diagnostic checklist items on 0-2 and free-text evidence. The overall 1-10 score is
+RoboPhys-3D's human score (paper 002, App. D, eq. 11): one rater's rating, or the mean over raters.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -59,6 +62,24 @@ def _not_bool(value: Any) -> Any:
 
 Rating = Annotated[int, BeforeValidator(_not_bool)]
 """A whole-number rating; booleans are refused (see :func:`_not_bool`)."""
+
+
+def _not_bool_number(value: Any) -> Any:
+    """As :func:`_not_bool`, for a field that takes any real number."""
+    if isinstance(value, bool):
+        raise PydanticCustomError("float_type", "Input should be a valid number")
+    return value
+
+
+def _whole_as_int(value: float) -> float:
+    """A whole value as an int, so that a manifest written back from ratings of 7 says 7, not 7.0."""
+    return int(value) if float(value).is_integer() else value
+
+
+MeanRating = Annotated[float, BeforeValidator(_not_bool_number), Field(allow_inf_nan=False),
+                       AfterValidator(_whole_as_int), PlainSerializer(_whole_as_int, return_type=Any)]
+"""A rating that may be the mean of several raters' whole-number ratings (7.33 for 7, 7 and 8): any finite
+real number; booleans, NaN and infinities are refused. A whole value is kept (and written) as an int."""
 
 
 def _refuse_control(field: str, value: str) -> str:
@@ -130,7 +151,11 @@ class Checklist(BaseModel):
 
 
 class Labels(BaseModel):
-    """Ratings of one rollout by one rater (a person, or ``"planted"`` for simulator truth)."""
+    """Ratings of one rollout by one rater (a person, or ``"planted"`` for simulator truth).
+
+    ``overall`` alone may stand for several raters: RoboPhys-3D's human reference is the mean of at least
+    three raters' 10-point scores (App. D, eq. 11), so it takes a real number in [1, 10].
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -138,7 +163,9 @@ class Labels(BaseModel):
     ia: Rating | None = Field(default=None, ge=1, le=5, description="Instruction Alignment, 1-5")
     checklist: Checklist | None = None
     evidence: str | None = None
-    overall: Rating | None = Field(default=None, ge=1, le=10, description="overall quality, 1-10")
+    overall: MeanRating | None = Field(
+        default=None, ge=1, le=10,
+        description="overall quality, 1-10: one rater's rating or the mean over raters (RoboPhys-3D App. D)")
     rater: str | None = None
 
     @field_validator("rater")
