@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from robojudge.aggregate import DEFAULT_ROBOPHYSCORE_METRICS, ROBOPHYSCORE_THRESHOLD
+from robojudge.aggregate import DEFAULT_ROBOPHYSCORE_METRICS, ROBOPHYSCORE_THRESHOLD, agreement
 from robojudge.cli._aggregate import app
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -124,3 +124,19 @@ def test_select_prints_why_a_min_r_is_undefined(tmp_path):
     out = json.loads(res.stdout)
     assert out["min_r"]["iq1_ssim"] is None and out["reason"] is None
     assert out["min_r_why"] == {"iq1_ssim": "values of iq1_ssim are constant"}
+
+
+def test_select_sensitivity_prints_table_16_s_four_statistics_per_reference(tmp_path):
+    # The report's threshold table heads its columns from the same list (AGREEMENT_STATISTICS): both
+    # give Pearson, Spearman, R^2 and MAE per reference, as Table 16 does.
+    path = tmp_path / "sel.csv"
+    path.write_text("config,iq1_psnr,ts_vlm2,human\nA,25,0.5,6.33\nB,20,0.3,4.67\nC,30,0.6,7\nD,22,0.4,7.5\n")
+    args = ["select", "--in", path, "--by", "config", "--targets", "ts_vlm2", "--references", "human",
+            "--thresholds", "0.5"]
+    (row,) = json.loads(_invoke(*args, "--json").stdout)
+    a = agreement([0.5, 0.4, 0.6, 0.44], [6.33, 4.67, 7.0, 7.5])  # iq1_psnr / 50 (Table 13)
+    assert row["agreement"] == {"human": {name: pytest.approx(getattr(a, name), abs=1e-6)
+                                          for name in ("pearson", "spearman", "r2", "mae")} | {"n": 4}}
+    shown = " ".join(_invoke(*args).stdout.replace("\u2503", " ").replace("\u2502", " ").split())  # (rules)
+    assert "threshold reference pearson r spearman rho R^2 MAE # metrics" in shown
+    assert f"0.5 human {a.pearson:.4f} {a.spearman:.4f} {a.r2:.4f} {a.mae:.4f} 1" in shown

@@ -16,6 +16,7 @@ from robojudge.aggregate._normalize import (
 from robojudge.aggregate._regimes import MacroAverage, macro_average, retention
 from robojudge.aggregate._scores import FullScore, Missing, average_full_score, robophyscore
 from robojudge.aggregate._select import (
+    AGREEMENT_STATISTICS,
     DEFAULT_THRESHOLDS,
     ROBOPHYSCORE_THRESHOLD,
     Agreement,
@@ -45,6 +46,7 @@ from robojudge.taxonomy import (
 DEFAULT_ROBOPHYSCORE_METRICS: tuple[str, ...] = load_taxonomy().robophyscore_default
 
 __all__ = [
+    "AGREEMENT_STATISTICS",
     "DEFAULT_ROBOPHYSCORE_METRICS",
     "DEFAULT_THRESHOLDS",
     "POOL_PERCENTILES",

@@ -166,6 +166,22 @@ class Agreement:
     n: int
     why: str | None = None
 
+    def statistics(self) -> dict[str, float]:
+        """The four statistics by attribute name, in the order of :data:`AGREEMENT_STATISTICS`."""
+        return {name: float(getattr(self, name)) for name, _, _ in AGREEMENT_STATISTICS}
+
+
+#: The statistics of an :class:`Agreement`, in the order RoboPhys-3D Tables 16 and 18 print them:
+#: (attribute, heading, short heading). ``aggregate select --thresholds`` heads its columns with the
+#: second and names its JSON keys with the first; the report's threshold table names a column per
+#: reference with the third ("r vs ts_data_engine", "MAE vs label overall").
+AGREEMENT_STATISTICS: tuple[tuple[str, str, str], ...] = (
+    ("pearson", "pearson r", "r"),
+    ("spearman", "spearman rho", "rho"),
+    ("r2", "R^2", "R^2"),
+    ("mae", "MAE", "MAE"),
+)
+
 
 def agreement(score: ArrayLike, reference: ArrayLike) -> Agreement:
     """Pearson, Spearman, R^2 and MAE of ``reference`` regressed on ``score`` (NaN pairs dropped).

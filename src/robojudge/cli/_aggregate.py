@@ -13,6 +13,7 @@ from rich.table import Table
 
 from robojudge._files import replace_text
 from robojudge.aggregate import (
+    AGREEMENT_STATISTICS,
     DEFAULT_THRESHOLDS,
     ROBOPHYSCORE_THRESHOLD,
     AggregateInputError,
@@ -207,8 +208,8 @@ def _row_json(row: Any) -> dict[str, Any]:
         "n_metrics": row.n_metrics,
         "selected": list(row.selected) if row.selected else None,
         "agreement": None if row.agreement is None else {
-            k: {"pearson": _num(a.pearson), "spearman": _num(a.spearman), "r2": _num(a.r2),
-                "mae": _num(a.mae), "n": a.n, **({"why": a.why} if a.why is not None else {})}
+            k: {**{name: _num(v) for name, v in a.statistics().items()}, "n": a.n,
+                **({"why": a.why} if a.why is not None else {})}
             for k, a in row.agreement.items()
         },
     }
@@ -216,15 +217,14 @@ def _row_json(row: Any) -> dict[str, Any]:
 
 def _print_sensitivity(rows: list[Any]) -> None:
     t = Table(show_edge=False, title="RoboPhyscore threshold sensitivity")
-    for c in ("threshold", "reference", "pearson r", "spearman rho", "R^2", "MAE", "# metrics"):
+    for c in ("threshold", "reference", *(heading for _, heading, _ in AGREEMENT_STATISTICS), "# metrics"):
         add_column(t, c, fold=c == "reference")
     for row in rows:
         if row.agreement is None:
-            t.add_row(f"{row.threshold:g}", "", "N/A", "N/A", "N/A", "N/A", "0")
+            t.add_row(f"{row.threshold:g}", "", *(["N/A"] * len(AGREEMENT_STATISTICS)), "0")
             continue
         for ref, a in row.agreement.items():
-            t.add_row(f"{row.threshold:g}", ref, _fmt(a.pearson), _fmt(a.spearman), _fmt(a.r2), _fmt(a.mae),
-                      str(row.n_metrics))
+            t.add_row(f"{row.threshold:g}", ref, *map(_fmt, a.statistics().values()), str(row.n_metrics))
     print_table(t)
     for row in rows:
         chosen = ", ".join(row.selected) if row.selected else "none (RoboPhyscore undefined)"
