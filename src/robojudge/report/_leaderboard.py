@@ -84,6 +84,13 @@ def label_scores(items: Sequence[Item]) -> dict[str, FloatArray]:
     return {a: np.array([get(it, a) for it in items], dtype=np.float64) for a in AXES}
 
 
+def overall_scores(items: Sequence[Item]) -> FloatArray:
+    """The items' ``labels.overall`` (NaN where absent): RoboPhys-3D's human score, a 10-point holistic
+    rating, or the mean of several raters' (App. D, eq. 11)."""
+    return np.array([math.nan if it.labels is None or it.labels.overall is None else float(it.labels.overall)
+                     for it in items], dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class Feature:
     """One stored metric configuration as a column over items.

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import stats
 
 from robojudge.aggregate import (
+    AGREEMENT_STATISTICS,
     DEFAULT_THRESHOLDS,
     ROBOPHYSCORE_THRESHOLD,
     average_full_score,
@@ -25,7 +26,7 @@ from robojudge.aggregate import (
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
-from robojudge.report._leaderboard import Feature, clusters_of, label_scores
+from robojudge.report._leaderboard import Feature, clusters_of, label_scores, overall_scores
 from robojudge.report._libraries import mixed_library_note
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._sizes import mixed_size_note
@@ -38,6 +39,11 @@ EXTRA_TASK_SUCCESS = ("sim_task_success",)
 #: more are a table of their own.
 _LISTED_PAIRS = 12
 _MIN_CONFIGS = 3
+#: Digits the threshold table shows of a statistic of :data:`AGREEMENT_STATISTICS` (2 unless named): an
+#: MAE against task success is a few hundredths.
+_DIGITS = {"mae": 3}
+#: The units of the label references' MAE in the threshold table.
+_LABEL_RANGES = {"label overall": "1-10", "label PA": "1-5", "label IA": "1-5"}
 #: The correlation table's ``direction`` cell of a metric, by its ``higher_is_better`` (None: unknown).
 _ORIENTATION = {True: "higher is better", False: "lower is better: negated", None: "unknown: as stored"}
 
@@ -430,9 +436,8 @@ def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAUL
         return sec
     gens, means, targets, candidates = sel.gens, sel.means, sel.targets, sel.candidates
     refs = {t: means[t] for t in targets}
-    if inp.labelled:
-        _, lab = _by_generator(inp, label_scores(list(inp.items)))
-        refs.update({f"label {a.upper()}": v for a, v in lab.items()})
+    labels, carried = _label_references(inp)
+    refs.update(labels)
     rows = threshold_sensitivity(means, targets, thresholds, candidates=candidates, references=refs)
     why = select_metrics(means, targets, -math.inf, candidates=candidates).reason
     sec.intro = (f"Configurations are the {len(gens)} generators (per-generator means of normalized values; "
@@ -440,17 +445,59 @@ def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAUL
                  "correlations). "
                  f"A metric is kept when its smallest Pearson r with the task-success measures "
                  f"({', '.join(targets)}) exceeds the threshold (RoboPhys-3D eq. 3); the RoboPhyscore of the "
-                 "kept set is then compared with each reference (Pearson r, as in Table 16). With so few "
-                 "configurations these correlations are very uncertain."
+                 "kept set is then compared with each reference as in Table 16: Pearson r, Spearman rho, "
+                 "R^2 of the least-squares line from RoboPhyscore to the reference, and MAE, the mean "
+                 "absolute residual of that line in the reference's units. "
+                 + _label_reference_note(inp, labels, carried)
+                 + "With so few configurations these correlations are very uncertain."
                  + _from_judges(inp, {m: means[m] for m in (*targets, *candidates)}) + _left_out(inp)
                  + (f" No metric can be selected at any threshold: {why}." if why else ""))
     ref_names = list(refs)
-    cols = ["threshold", "kept", "metrics", *(f"r vs {r}" for r in ref_names)]
-    table = Table("threshold_sensitivity", "Threshold sensitivity of the selected set", cols)
+    cols = ["threshold", "kept", "metrics",
+            *(f"{short} vs {r}" for r in ref_names for _, _, short in AGREEMENT_STATISTICS)]
+    units = ", ".join(["0-1 for a task-success measure", *(f"{_LABEL_RANGES[k]} for {k}" for k in labels)])
+    table = Table("threshold_sensitivity", "Threshold sensitivity of the selected set", cols,
+                  note="kept: the number of metrics selected (Table 16's # of Metrics). MAE is in the "
+                  f"reference's units: {units}.")
     for r in rows:
         ag = r.agreement or {}
         table.add([Cell(r.threshold, digits=2), text(r.n_metrics),
                    text(", ".join(r.selected) if r.selected else "none (undefined)"),
-                   *(Cell(ag[k].pearson if k in ag else math.nan, digits=2) for k in ref_names)])
+                   *(Cell(ag[k].statistics()[name] if k in ag else math.nan, digits=_DIGITS.get(name, 2))
+                     for k in ref_names for name, _, _ in AGREEMENT_STATISTICS)])
     sec.tables.append(table)
     return sec
+
+
+def _label_references(inp: ReportInput) -> tuple[dict[str, FloatArray], dict[str, int]]:
+    """The labels the items carry as references of the threshold table, by column name: ``label overall``
+    (``labels.overall``, RoboPhys-3D's human score), ``label PA`` and ``label IA``, each the per-generator
+    mean over the items that carry it; and how many items carry each. A label no item carries is not a
+    reference."""
+    items = list(inp.items)
+    per_item = {"label overall": overall_scores(items),
+                **{f"label {a.upper()}": v for a, v in label_scores(items).items()}}
+    carried = {k: int(np.isfinite(v).sum()) for k, v in per_item.items()}
+    _, means = _by_generator(inp, {k: v for k, v in per_item.items() if carried[k]})
+    return means, carried
+
+
+def _label_reference_note(inp: ReportInput, labels: dict[str, FloatArray], carried: dict[str, int]) -> str:
+    """What the label references of the threshold table are, for its intro (empty without any)."""
+    if not labels:
+        return ""
+    out = ""
+    if "label overall" in labels:
+        raters = {it.labels.rater for it in inp.items
+                  if it.labels is not None and it.labels.overall is not None}
+        planted = (" These are planted labels (simulator truth), not human ratings." if raters == {"planted"}
+                   else "")
+        out += ("'label overall' is RoboPhys-3D's human reference (App. D, eq. 11: a 10-point holistic "
+                "score, in the manifest the mean over raters as labels.overall), the mean over each "
+                f"generator's items that carry it ({carried['label overall']} of {len(inp.items)} items "
+                f"do).{planted} ")
+    axes = [k for k in labels if k != "label overall"]
+    if axes:
+        out += (f"{' and '.join(repr(k) for k in axes)} {'are' if len(axes) > 1 else 'is'} the mean of "
+                "the RoboJudge axis (1-5) over each generator's items that carry it. ")
+    return out
