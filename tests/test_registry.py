@@ -183,3 +183,101 @@ def test_entry_points_import_modules_and_add_lazy_objects(
     assert r.get("lazy") == 6 and r.get("from_module") == 5
     for mod in ("rj_ep_registers", "rj_ep_lazy", "rj_ep_holder"):
         monkeypatch.delitem(sys.modules, mod)
+
+
+def _dist(site: Path, name: str, entry_points: str) -> None:
+    """An installed distribution ``name`` 0.1 whose entry points are ``entry_points`` (INI text)."""
+    info = site / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(entry_points)
+
+
+def test_a_plugin_module_that_fails_is_one_error_naming_it_and_where_it_was_declared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rj_broken_plugin.py").write_text("import os\nimport rj_dependency_not_installed\n")
+    (tmp_path / "rj_broken_by_ep.py").write_text("x = 1 / 0\n")
+    _dist(tmp_path, "rj-broken-dist", "[rj.test.broken]\nby_module = rj_broken_by_ep\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(reg.BUILTIN_MODULES, "gizmo", ())
+    # Before: the bare ImportError of the missing dependency, with no word of ROBOJUDGE_PLUGINS.
+    r: Registry[int] = Registry("gizmo", extra_modules=lambda: ["rj_broken_plugin"])
+    with pytest.raises(reg.PluginError) as err:
+        r.names()
+    assert str(err.value) == (
+        "cannot load gizmo plugin module 'rj_broken_plugin' (named in ROBOJUDGE_PLUGINS): "
+        "ModuleNotFoundError: No module named 'rj_dependency_not_installed' "
+        f"(at {tmp_path / 'rj_broken_plugin.py'}:2); fix it or remove it from ROBOJUDGE_PLUGINS")
+    # Before: the ZeroDivisionError itself, naming neither the plugin nor the package that declared it.
+    r2: Registry[int] = Registry("gizmo", entry_point_group="rj.test.broken")
+    with pytest.raises(reg.PluginError, match=(
+            r"^cannot load gizmo plugin module 'rj_broken_by_ep' \(entry point 'by_module' of the installed "
+            r"distribution rj-broken-dist 0\.1 \(group rj\.test\.broken\)\): ZeroDivisionError: division by "
+            r"zero \(at .*rj_broken_by_ep\.py:1\); fix or uninstall rj-broken-dist$")):
+        r2.names()
+
+
+def test_a_broken_plugin_is_left_out_with_a_warning_inside_skipping_broken_plugins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rj_skip_broken.py").write_text("import rj_dependency_not_installed\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(reg.BUILTIN_MODULES, "gizmo", ())
+    r: Registry[int] = Registry("gizmo", extra_modules=lambda: ["rj_skip_broken"],
+                                loader=lambda: r.add("kept", 1))
+    with reg.skipping_broken_plugins(), pytest.warns(reg.PluginSkippedWarning) as seen:
+        assert r.names() == ["kept"]
+    assert len(seen) == 1
+    assert str(seen[0].message).startswith("cannot load gizmo plugin module 'rj_skip_broken' (named in ")
+    assert str(seen[0].message).endswith("; left out")
+    assert r.get("kept") == 1 and not reg._skip_broken  # the block ends, strict again
+
+
+def test_a_lazy_entry_point_under_a_taken_name_is_refused_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rj_builtin_gizmos.py").write_text(
+        "import rj_gizmo_holder as h\ndef make():\n    return 1\nh.R.add('taken', make)\n")
+    (tmp_path / "rj_gizmo_holder.py").write_text("R = None\n")
+    (tmp_path / "rj_lazy_gizmos.py").write_text("TAKEN = 99\nOTHER = 7\n")
+    _dist(tmp_path, "rj-lazy-dist",
+          "[rj.test.lazy]\ntaken = rj_lazy_gizmos:TAKEN\nother = rj_lazy_gizmos:OTHER\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(reg.BUILTIN_MODULES, "gizmo", ("rj_builtin_gizmos",))
+    import rj_gizmo_holder as h
+
+    h.R = r = Registry("gizmo", entry_point_group="rj.test.lazy")
+    # Before: setdefault kept the built-in and dropped the plugin's entry without a word.
+    with pytest.raises(reg.PluginError) as err:
+        r.names()
+    assert str(err.value) == (
+        "gizmo 'taken' of entry point 'taken' of the installed distribution rj-lazy-dist 0.1 (group "
+        "rj.test.lazy) (rj_lazy_gizmos:TAKEN) is already registered (by rj_builtin_gizmos); fix or "
+        "uninstall rj-lazy-dist")
+    h.R = r = Registry("gizmo", entry_point_group="rj.test.lazy")
+    monkeypatch.delitem(sys.modules, "rj_builtin_gizmos")
+    with reg.skipping_broken_plugins(), pytest.warns(reg.PluginSkippedWarning, match="'taken'"):
+        assert r.names() == ["other", "taken"]
+    assert r.get("taken")() == 1 and r.get("other") == 7  # the built-in kept, the plugin's other entry in
+    for mod in ("rj_builtin_gizmos", "rj_gizmo_holder", "rj_lazy_gizmos"):
+        monkeypatch.delitem(sys.modules, mod, raising=False)
+
+
+def test_two_distributions_declaring_one_lazy_name_are_refused_naming_both(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rj_dup_a.py").write_text("V = 1\n")
+    (tmp_path / "rj_dup_b.py").write_text("V = 2\n")
+    _dist(tmp_path, "rj-dup-a", "[rj.test.dup]\nsame = rj_dup_a:V\n")
+    _dist(tmp_path, "rj-dup-b", "[rj.test.dup]\nsame = rj_dup_b:V\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(reg.BUILTIN_MODULES, "gizmo", ())
+    # Before: the second overwrote the first in silence (which one won hung on the order of sys.path).
+    with pytest.raises(reg.PluginError) as err:
+        Registry("gizmo", entry_point_group="rj.test.dup").names()
+    message = str(err.value)
+    assert message.startswith("gizmo 'same' is declared twice: ")
+    assert "rj_dup_a:V by entry point 'same' of the installed distribution rj-dup-a 0.1" in message
+    assert "rj_dup_b:V by entry point 'same' of the installed distribution rj-dup-b 0.1" in message
+    assert message.endswith("; keep one (uninstall or fix the other)")

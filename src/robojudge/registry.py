@@ -10,8 +10,14 @@ registry imports its kind's modules before its first lookup. Nothing registers t
 import (a package ``__init__`` or a bottom-of-file import pulling in a sibling). Entries that are not
 Python objects (rubric TOML files shipped as package data) come from a ``loader`` the registry calls
 once at the same moment. Third-party packages add entries through an entry-point group
-(``robojudge.metrics``, ``robojudge.trackers``, ...), whose values are modules to import
-(``package.module``) or objects (``package.module:attr``).
+(``robojudge.metrics``, ``robojudge.trackers``, ``robojudge.judge_backends``, ...), whose values are
+modules to import (``package.module``) or objects (``package.module:attr``), or through the modules
+named in ``ROBOJUDGE_PLUGINS``.
+
+A plugin that cannot be loaded (its module fails to import or registers a name already taken, or its
+lazy entry takes a name already registered) raises :class:`PluginError`, which names the module or
+entry and where it was declared. Inside :func:`skipping_broken_plugins` (the commands that only read
+stored results) such a plugin is left out with a :class:`PluginSkippedWarning` instead.
 
 This module is the bottom layer: it imports only the standard library.
 """
@@ -21,13 +27,25 @@ from __future__ import annotations
 import difflib
 import importlib
 import itertools
+import os
 import threading
+import traceback
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
-__all__ = ["BUILTIN_MODULES", "Registry", "UnknownNameError", "generation", "load_object"]
+__all__ = [
+    "BUILTIN_MODULES",
+    "PluginError",
+    "PluginSkippedWarning",
+    "Registry",
+    "UnknownNameError",
+    "generation",
+    "load_object",
+    "skipping_broken_plugins",
+]
 
 T = TypeVar("T")
 
@@ -96,6 +114,75 @@ def _changed() -> None:
     _generation = next(_changes)
 
 
+class PluginError(ImportError):
+    """A plugin (a module named in ``ROBOJUDGE_PLUGINS`` or by an entry point, or an entry point's lazy
+    object) that cannot be loaded; the message names it, where it was declared and what to do."""
+
+
+class PluginSkippedWarning(UserWarning):
+    """A broken plugin left out inside :func:`skipping_broken_plugins`; the text is a
+    :class:`PluginError`'s."""
+
+
+_skip_broken = False
+
+
+@contextmanager
+def skipping_broken_plugins() -> Iterator[None]:
+    """Within the block, a plugin that cannot be loaded is left out with a :class:`PluginSkippedWarning`
+    instead of raising :class:`PluginError`; the registries load the rest.
+
+    For commands that read what is stored (a report, an export, a listing), which must not be held up
+    by a plugin they do not need. A registry loads once: one loaded inside the block stays without the
+    broken plugin for the rest of the process.
+    """
+    global _skip_broken
+    before, _skip_broken = _skip_broken, True
+    try:
+        yield
+    finally:
+        _skip_broken = before
+
+
+def _refuse_plugin(message: str) -> None:
+    if _skip_broken:
+        warnings.warn(PluginSkippedWarning(f"{message}; left out"), stacklevel=2)
+    else:
+        raise PluginError(message)
+
+
+class _Declared:
+    """Where a plugin module or lazy entry was declared, for messages."""
+
+    def __init__(self, where: str, fix: str) -> None:
+        self.where = where
+        self.fix = fix
+
+
+def _entry_point_origin(ep: Any, group: str) -> _Declared:
+    dist = getattr(ep, "dist", None)
+    name = getattr(dist, "name", None) if dist is not None else None
+    if name:
+        version = getattr(dist, "version", "")
+        where = f"entry point {ep.name!r} of the installed distribution {name} {version}".rstrip()
+        return _Declared(f"{where} (group {group})", f"fix or uninstall {name}")
+    return _Declared(f"entry point {ep.name!r} (group {group})",
+                     "fix or uninstall the package that declares it")
+
+
+def _where_it_failed(exc: BaseException) -> str:
+    """``FILE:LINE`` of the innermost frame of ``exc``'s traceback outside robojudge and the import
+    machinery: the plugin's own line (its failing import, its clashing decorator), or ""."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}"
+    skipped = tuple(os.path.dirname(os.path.abspath(f)) + os.sep
+                    for f in (importlib.__file__ or "", __file__))
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if not frame.filename.startswith("<") and not os.path.abspath(frame.filename).startswith(skipped):
+            return f"{frame.filename}:{frame.lineno}"
+    return ""
+
+
 class UnknownNameError(KeyError):
     """A name that is not registered; the message suggests close names and how to see them all."""
 
@@ -138,8 +225,9 @@ class Registry(Generic[T]):
         entry_point_group: Entry-point group through which installed packages add entries: a value
             ``package.module`` is imported (it registers on import), ``package.module:attr`` is added
             lazily under the entry point's name.
-        extra_modules: Called at load time for more module names to import (plugins named in the
-            settings); evaluated then, so it sees the environment of the process that loads.
+        extra_modules: Called at load time for more module names to import (the plugins named in
+            ``ROBOJUDGE_PLUGINS``); evaluated then, so it sees the environment of the process that loads.
+        extra_modules_from: Where ``extra_modules`` come from, for messages.
         hint: Appended to unknown-name errors ("Run `robojudge metrics list` to see all.").
         check: Called with ``(name, obj)`` when an entry is added or a lazy one resolved; returns the
             object to store or raises to refuse it.
@@ -155,6 +243,7 @@ class Registry(Generic[T]):
         *,
         entry_point_group: str | None = None,
         extra_modules: Callable[[], Iterable[str]] | None = None,
+        extra_modules_from: str = "ROBOJUDGE_PLUGINS",
         hint: str = "",
         check: Callable[[str, T], T] | None = None,
         loader: Callable[[], None] | None = None,
@@ -163,6 +252,7 @@ class Registry(Generic[T]):
         self.kind = kind
         self._entry_point_group = entry_point_group
         self._extra_modules = extra_modules
+        self._extra_modules_from = extra_modules_from
         self._hint = hint
         self._check = check
         self._loader = loader
@@ -196,26 +286,50 @@ class Registry(Generic[T]):
             self._loaded = True
 
     def _import_modules(self) -> None:
-        modules = list(BUILTIN_MODULES.get(self.kind, ()))
-        lazy: dict[str, str] = {}
-        if self._entry_point_group:
-            for ep in entry_points(group=self._entry_point_group):
-                if ":" in ep.value:
-                    lazy[ep.name] = ep.value
-                else:
-                    modules.append(ep.value)
-        if self._extra_modules is not None:
-            modules += [m for m in self._extra_modules() if m]
-        for mod in modules:
+        for mod in BUILTIN_MODULES.get(self.kind, ()):
             try:
                 importlib.import_module(mod)
             except ImportError as exc:
                 raise ImportError(f"cannot import {self.kind} module {mod!r}: {exc}") from exc
+        plugins: list[tuple[str, _Declared]] = []
+        lazy: dict[str, tuple[str, _Declared]] = {}
+        if self._entry_point_group:
+            for ep in entry_points(group=self._entry_point_group):
+                origin = _entry_point_origin(ep, self._entry_point_group)
+                if ":" not in ep.value:
+                    plugins.append((ep.value, origin))
+                elif ep.name in lazy:
+                    # Two installed packages claim one name: neither silently wins.
+                    first_ref, first = lazy.pop(ep.name)
+                    _refuse_plugin(f"{self.kind} {ep.name!r} is declared twice: {first_ref} by "
+                                   f"{first.where}, and {ep.value} by {origin.where}; keep one (uninstall "
+                                   "or fix the other)")
+                else:
+                    lazy[ep.name] = (ep.value, origin)
+        if self._extra_modules is not None:
+            named_in = self._extra_modules_from
+            plugins += [(m, _Declared(f"named in {named_in}", f"fix it or remove it from {named_in}"))
+                        for m in self._extra_modules() if m]
+        for mod, origin in plugins:
+            self._import_plugin(mod, origin)
         if self._loader is not None:
             self._loader()
-        for name, ref in lazy.items():
-            self._items.setdefault(name, ref)
+        for name, (ref, origin) in lazy.items():
+            if name in self._items:
+                # As the decorator refuses a name that is taken, so is an entry point's lazy object.
+                _refuse_plugin(f"{self.kind} {name!r} of {origin.where} ({ref}) is already registered"
+                               f"{self._origin(name)}; {origin.fix}")
+            else:
+                self._items[name] = ref
         _changed()
+
+    def _import_plugin(self, module: str, origin: _Declared) -> None:
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # noqa: BLE001 (any failure of a plugin's code is the plugin's, said as one)
+            at = _where_it_failed(exc)
+            _refuse_plugin(f"cannot load {self.kind} plugin module {module!r} ({origin.where}): "
+                           f"{type(exc).__name__}: {exc}{f' (at {at})' if at else ''}; {origin.fix}")
 
     # -- registering -------------------------------------------------------------------------------
 
@@ -269,7 +383,10 @@ class Registry(Generic[T]):
 
     def _origin(self, name: str) -> str:
         obj = self._items.get(name)
-        module = obj.partition(":")[0] if isinstance(obj, str) else getattr(obj, "__module__", None)
+        # An entry that wraps a function (a metric's spec) was registered by the function's module, not
+        # by the module of the wrapper's class.
+        module = (obj.partition(":")[0] if isinstance(obj, str)
+                  else getattr(getattr(obj, "fn", obj), "__module__", None))
         return f" (by {module})" if module else ""
 
     # -- looking up --------------------------------------------------------------------------------
