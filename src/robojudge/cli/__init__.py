@@ -44,6 +44,22 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: Commands (a command, or a group and its subcommand) that only read what is stored or list what is
+#: registered: a plugin that cannot be loaded is left out of them with a warning, so that a broken plugin
+#: never stops a report or an export of results already stored. Every other command (which computes, or
+#: may run a plugin's code) stops with one error line instead (docs/architecture.md, "Plugins").
+READS_ONLY: frozenset[tuple[str, ...]] = frozenset({
+    ("report",), ("results",), ("aggregate",), ("leaderboard",), ("meta",),
+    ("metrics", "list"), ("metrics", "info"),
+})
+
+
+def reads_only(args: list[str]) -> bool:
+    """Whether the command line runs one of :data:`READS_ONLY`."""
+    words = [a for a in args if not a.startswith("-")]
+    return tuple(words[:1]) in READS_ONLY or tuple(words[:2]) in READS_ONLY
+
+
 #: Loggers of other libraries kept at WARNING under ``-v``.
 NOISY_LOGGERS = ("matplotlib", "PIL", "urllib3", "httpx", "httpcore", "asyncio", "numba")
 
@@ -250,12 +266,22 @@ def main(argv: list[str] | None = None) -> None:
 def _run(app: typer.Typer, args: list[str]) -> None:
     from robojudge._files import LinkedFolderError, LinkReplacedWarning
     from robojudge.cli._common import warnings_said_once
+    from robojudge.registry import PluginError, PluginSkippedWarning, skipping_broken_plugins
 
     try:
         # Long reads and checks (a million stored results) say what they are doing after a few seconds.
-        # A link in an output folder replaced instead of followed is one warning line, said once.
-        with watch(_say), warnings_said_once(LinkReplacedWarning):
+        # A link in an output folder replaced instead of followed is one warning line, said once; so is
+        # a broken plugin left out of a command that only reads.
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(watch(_say))
+            stack.enter_context(warnings_said_once(LinkReplacedWarning))
+            if reads_only(args):
+                stack.enter_context(warnings_said_once(PluginSkippedWarning))
+                stack.enter_context(skipping_broken_plugins())
             app(args)
+    except PluginError as exc:  # (its message names the plugin, where it was declared and what to do)
+        sys.stderr.write(f"error: {exc}\n")
+        raise SystemExit(2) from None
     except LinkedFolderError as exc:  # (its message names the folder, where it leads and what to do)
         sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(2) from None
