@@ -1,4 +1,5 @@
 import math
+import subprocess
 import sys
 
 import pytest
@@ -11,6 +12,7 @@ from robojudge.metrics import (
     Input,
     NoConfig,
     Score,
+    TaxonomyPlace,
     UnknownMetricError,
     get_metric,
     list_metrics,
@@ -193,3 +195,53 @@ def test_metric_ids_and_versions_longer_than_the_limit_are_refused() -> None:
         with pytest.raises(ValueError, match="version is 256 bytes long in UTF-8; at most 255 are allowed"):
             metric("toy_long_version", version="v" * (MAX_NAME_BYTES + 1), **meta)(fn)
         assert "toy_long_version" not in METRICS
+
+
+_SCRIPT_UNDER_A_BUILTIN_ID = """
+from robojudge.metrics import Score, get_metric, metric
+try:
+    @metric("iq1_psnr", version="99", family="pixel", inputs={"video"}, higher_is_better=False,
+            native_range=(0.0, 1.0), citation="me", description="a script's metric under a built-in's id")
+    def mine(item, config):
+        return Score(value=0.1)
+except ValueError as exc:
+    print("refused:", exc)
+print(get_metric("iq1_psnr").fn.__module__, get_metric("iq1_ssim").id)
+"""
+
+
+def test_a_scripts_metric_under_a_builtin_id_is_refused_when_decorated(tmp_path):
+    # A fresh process, as a script is: nothing has loaded the built-ins before the decorator runs.
+    script = tmp_path / "my_script.py"
+    script.write_text(_SCRIPT_UNDER_A_BUILTIN_ID)
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    # Before: registered without a word, then every lookup (of iq1_ssim too) failed with "metric 'iq1_psnr'
+    # is already registered (by __main__)", raised from inside the built-in module's import.
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "refused: metric 'iq1_psnr' is already registered (by robojudge.metrics.robophys.reference)",
+        "robojudge.metrics.robophys.reference iq1_ssim",
+    ]
+
+
+def test_a_taxonomy_place_that_is_not_the_taxonomys_own_is_refused(clean_registry):
+    own = get_metric("iq1_psnr").taxonomy
+    assert own is not None
+    custom = TaxonomyPlace(name="Custom IQ", subdim=own.subdim, subdim_name=own.subdim_name, level=own.level,
+                           level_name=own.level_name, grounding="Reference-Free", normalization="identity")
+    # Before: accepted and shown in `metrics list` as "L1 IQ-1", then ignored by aggregate and the report.
+    with pytest.raises(ValueError, match=(
+            rf"^metric 'my_iq_custom': taxonomy={own.subdim} L{own.level} given, but only the 50 RoboPhys-3D "
+            r"ids have a place in the taxonomy, and 'my_iq_custom' is not one; leave taxonomy= out")):
+        _register("my_iq_custom", taxonomy=custom)
+    assert not METRICS.is_registered("my_iq_custom")
+    _register("my_iq_custom")  # without a place it registers
+    moved = own.model_copy(update={"subdim": "IQ-2"})
+    with pytest.raises(ValueError, match=(
+            rf"^metric 'iq1_psnr': its taxonomy place differs from the taxonomy's own in subdim 'IQ-2' "
+            rf"\(the taxonomy's: '{own.subdim}'\)")):
+        _register("iq1_psnr", taxonomy=moved, replace=True)
+    # What an entry point's lazy spec brings is checked the same way.
+    spec = get_metric("pixel_frame_consistency").model_copy(update={"id": "rj_placed", "taxonomy": own})
+    with pytest.raises(ValueError, match="metric 'rj_placed': taxonomy=.* is not one"):
+        METRICS.add("rj_placed", spec)

@@ -264,6 +264,8 @@ def _check_spec(name: str, spec: MetricSpec[Any]) -> MetricSpec[Any]:
     if not isinstance(spec, MetricSpec) or spec.id != name:
         got = getattr(spec, "id", type(spec).__name__)
         raise TypeError(f"metric entry {name!r} must be a MetricSpec with id {name!r}, got {got!r}")
+    if spec.taxonomy is not None:
+        _check_place(name, spec.taxonomy)
     return spec
 
 
@@ -325,6 +327,14 @@ def metric(
     def deco(fn: Callable[[Item, Any], Score]) -> Callable[[Item, Any], Score]:
         if id == "all":
             raise ValueError("metric id 'all' is reserved: it stands for every computed metric")
+        if taxonomy is not None:
+            _check_place(id, taxonomy)
+        if not fn.__module__.startswith("robojudge."):
+            # A script's or a plugin's metric: the built-ins first (a no-op while the registry loads them
+            # and its plugins), so one under a built-in's id is refused here, not later by the built-in's
+            # own module on an unrelated lookup. robojudge's own modules skip it: imported on their own,
+            # each registers only its metrics (tests/metrics/test_metric_modules.py).
+            METRICS.load()
         if METRICS.is_registered(id):
             by = _registered_by(id)
             if by != fn.__module__:
@@ -354,6 +364,29 @@ def metric(
         return fn
 
     return deco
+
+
+def _check_place(metric_id: str, place: TaxonomyPlace) -> None:
+    """Refuse a ``taxonomy=`` place that is not the taxonomy's own for ``metric_id``: the aggregation and
+    the report read only the 50 RoboPhys-3D ids of :func:`robojudge.taxonomy.load_taxonomy`, so any
+    other place would show in ``metrics list`` and count nowhere."""
+    from robojudge.taxonomy import load_taxonomy
+
+    tax = load_taxonomy()
+    if metric_id not in tax:
+        raise ValueError(
+            f"metric {metric_id!r}: taxonomy={place.subdim} L{place.level} given, but only the "
+            f"{len(tax.ids)} RoboPhys-3D ids have a place in the taxonomy, and {metric_id!r} is not one; "
+            "leave taxonomy= out (docs/aggregate.md \"A metric of your own\" shows how to combine it "
+            "with the unified scores)")
+    entry = tax[metric_id]
+    own = {"name": entry.name, "subdim": entry.subdim, "subdim_name": entry.subdim_name,
+           "level": entry.level, "level_name": entry.level_name, "grounding": entry.grounding,
+           "normalization": entry.normalization}
+    differ = [f"{k} {v!r} (the taxonomy's: {own[k]!r})" for k, v in place.model_dump().items() if v != own[k]]
+    if differ:
+        raise ValueError(f"metric {metric_id!r}: its taxonomy place differs from the taxonomy's own in "
+                         f"{'; '.join(differ)}; use robophys_metric(), which copies it")
 
 
 def _registered_by(metric_id: str) -> str:
