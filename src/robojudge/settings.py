@@ -80,7 +80,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable(XDG_CACHE_ENV, f"The user cache folder, used when `{CACHE_DIR_ENV}` is unset.", "`~/.cache`"),
     Variable(
         PLUGINS_ENV,
-        "Comma-separated modules to import for third-party metrics (reaches `--workers` processes).",
+        "Comma-separated modules to import for third-party metrics, judge backends and specialized judges "
+        "(reaches `--workers` processes).",
         "none",
     ),
     Variable(

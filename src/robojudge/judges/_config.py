@@ -55,9 +55,24 @@ from robojudge.registry import Registry, UnknownNameError
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # used with fullmatch: "$" would let a final newline in
 
-BACKEND_REGISTRY: Registry[Any] = Registry("judge backend")
+def _check_backend(name: str, factory: Any) -> Any:
+    # A lazy entry point is imported only when asked for: refuse what cannot make a backend.
+    if not callable(factory):
+        raise TypeError(f"judge backend {name!r} must be a factory JudgeConfig -> Backend (a class or a "
+                        f"function), got {type(factory).__name__}")
+    return factory
+
+
+BACKEND_REGISTRY: Registry[Any] = Registry(
+    "judge backend",
+    entry_point_group="robojudge.judge_backends",
+    extra_modules=lambda: settings.get().plugins,
+    check=_check_backend,
+)
 """The judge backends by name (typed and documented as ``robojudge.judges._backend.BACKENDS``); kept
-here so that a config can check its backend's name when it is read."""
+here so that a config can check its backend's name when it is read. Besides the built-ins, installed
+packages add theirs through the ``robojudge.judge_backends`` entry-point group and the modules named in
+``ROBOJUDGE_PLUGINS``."""
 
 
 def _http_url(url: str | None) -> str | None:

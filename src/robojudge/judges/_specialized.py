@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from robojudge import settings
 from robojudge.judges._config import JudgeConfig, make_judge
 from robojudge.registry import Registry
 
@@ -101,8 +102,22 @@ class SpecializedJudge:
     note: str = ""
 
 
-SPECIALIZED: Registry[SpecializedJudge] = Registry("specialized judge")
-"""The five specialized judges of RoboJudge App. B.2, by name."""
+def _check_specialized(name: str, judge: SpecializedJudge) -> SpecializedJudge:
+    # A lazy entry point is imported only when asked for: refuse anything but a judge under its own name.
+    if not isinstance(judge, SpecializedJudge) or judge.name != name:
+        got = getattr(judge, "name", type(judge).__name__)
+        raise TypeError(f"specialized judge {name!r} must be a SpecializedJudge named {name!r}, got {got!r}")
+    return judge
+
+
+SPECIALIZED: Registry[SpecializedJudge] = Registry(
+    "specialized judge",
+    entry_point_group="robojudge.specialized_judges",
+    extra_modules=lambda: settings.get().plugins,
+    check=_check_specialized,
+)
+"""The five specialized judges of RoboJudge App. B.2, by name, and those installed packages add through
+the ``robojudge.specialized_judges`` entry-point group or the modules named in ``ROBOJUDGE_PLUGINS``."""
 
 for _spec in (
     SpecializedJudge(
