@@ -216,7 +216,8 @@ def test_self_consistency_samples(make_items: Any, store: ResultStore, cache: Re
     assert row.details["mean"] == pytest.approx(10 / 3) and row.details["std"] == pytest.approx(
         0.4714, abs=1e-3
     )
-    assert s.agreement_rate == 0.0 and s.mean_score_std == pytest.approx(0.4714, abs=1e-3)
+    assert s.consistency["ia"].agreement_rate == 0.0
+    assert s.consistency["ia"].mean_score_std == pytest.approx(0.4714, abs=1e-3)
     assert row.config is not None and row.config["samples"] == 3
 
 

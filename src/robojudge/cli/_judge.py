@@ -291,6 +291,23 @@ def judging_progress(enabled: bool = True,
     return live_progress(enabled, every, _judging_bar, judging_line)
 
 
+def consistency_lines(s: JudgeRunSummary) -> list[str]:
+    """One line per rubric judged with several turns in this run (RoboWorM App. D, Table D3): the share of
+    items whose turns agreed, the mean standard deviation of their scores on that rubric's scale, and the
+    request seconds per video second. Never pooled over rubrics: a 1-5 rubric and a 1-3 verdict have no
+    common agreement rate or spread."""
+    out = []
+    for rubric, c in sorted(s.consistency.items()):
+        latency = c.latency_per_video_second
+        timed = "" if latency is None else f", {latency:.3f} s latency per video second"
+        out.append(f"self-consistency of {rubric} over the {c.voted} items judged with several turns in this "
+                   f"run: {100 * c.agreement_rate:.1f}% agree across turns, mean score std "
+                   f"{c.mean_score_std:.3f}{timed}")
+    if out:
+        out.append("(per rubric over every stored run: `robojudge report`, table judge_self_consistency)")
+    return out
+
+
 def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) -> None:
     """The end-of-run report of a judge run."""
     st = s.stats
@@ -324,12 +341,8 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
     if s.latency_per_video_second is not None:
         line += f"; {s.latency_per_video_second:.3f} s latency per video second"
     console.print(line, highlight=False, markup=False)
-    if s.agreement_rate is not None:
-        console.print(
-            f"self-consistency of the items judged in this run: {100 * s.agreement_rate:.1f}% agree across "
-            f"turns, mean score std {s.mean_score_std:.3f} (over every stored run: `robojudge report`)",
-            highlight=False,
-        )
+    for line in consistency_lines(s):
+        console.print(line, highlight=False, markup=False)
     for ep in s.endpoints:
         state = "; taken out" if ep["out"] else ""
         console.print(f"  endpoint {ep['endpoint']}: {ep['sent']} sent, {ep['ok']} answered, {ep['failed']} "

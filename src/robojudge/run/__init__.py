@@ -39,7 +39,7 @@ from robojudge.run._judge import (
     write_drafts,
     write_judge_texts,
 )
-from robojudge.run._judge_rows import JudgePlan, JudgeProgress, JudgeRunSummary
+from robojudge.run._judge_rows import JudgePlan, JudgeProgress, JudgeRunSummary, TurnAgreement
 from robojudge.run._libraries import FRAME_LIBRARIES, library_versions, reads_frames
 from robojudge.run._progress import EstimateOnce, ProgressLines, judging_line, progress_line
 from robojudge.run._score import (
@@ -78,6 +78,7 @@ __all__ = [
     "JudgeProgress",
     "JudgeRunSummary",
     "JudgeSuiteRun",
+    "TurnAgreement",
     "draft_from_rows",
     "draft_from_store",
     "judge_items",

@@ -92,6 +92,51 @@ class JudgePlan:
 
 
 @dataclass
+class TurnAgreement:
+    """A rubric's items judged with several turns in one run (RoboWorM App. D, Tables D2-D3): how often
+    the turns agreed, how far their scores spread, and how long the requests took per video second.
+
+    Attributes:
+        voted: Items judged with several turns.
+        agreed: Of those, items whose turns all gave the same score.
+        std_sum: Sum of the items' standard deviations of their turns' scores (on the rubric's scale).
+        latency_sum: Sum of the items' ``details.latency_per_video_s`` (every turn's request seconds
+            over the seconds of video judged), over the ``timed`` items that have one.
+    """
+
+    voted: int = 0
+    agreed: int = 0
+    std_sum: float = 0.0
+    latency_sum: float = 0.0
+    timed: int = 0
+
+    def add(self, details: dict[str, Any]) -> None:
+        """Count one voted row's ``details``."""
+        self.voted += 1
+        self.agreed += int(bool(details["agreement"]))
+        self.std_sum += float(details.get("std") or 0.0)
+        latency = details.get("latency_per_video_s")
+        if isinstance(latency, int | float) and math.isfinite(latency):
+            self.latency_sum += float(latency)
+            self.timed += 1
+
+    @property
+    def agreement_rate(self) -> float:
+        """Share of voted items whose turns gave identical scores (RoboWorM Table D3's Agree)."""
+        return self.agreed / self.voted if self.voted else math.nan
+
+    @property
+    def mean_score_std(self) -> float:
+        """Mean over voted items of their turns' score standard deviation (Table D3's Score Std)."""
+        return self.std_sum / self.voted if self.voted else math.nan
+
+    @property
+    def latency_per_video_second(self) -> float | None:
+        """Mean request seconds per video second over the voted items that say (Table D3's Latency)."""
+        return self.latency_sum / self.timed if self.timed else None
+
+
+@dataclass
 class JudgeRunSummary:
     """What a call to :func:`judge_items` did.
 
@@ -116,8 +161,10 @@ class JudgeRunSummary:
             count them all), leaving out those the circuit breaker stopped (``breaker_stopped`` counts
             them: they all carry its message, ``stats.stopped``).
         stats: Request counters: in flight, sent, cache hits, retries, tokens, cost.
-        agreement: Items whose turns all agreed (``samples > 1``), and items voted on.
-        score_std: Sum of per-item score standard deviations (``samples > 1``).
+        consistency: Per rubric id, the items of this run judged with several turns (``samples > 1``):
+            how many agreed, their score spread and latency (:class:`TurnAgreement`). Kept per rubric:
+            rubrics score on different scales (PA and IA 1-5, ``roboworm_physics`` 1-3), so a rate or a
+            standard deviation pooled over them would be no rubric's.
         endpoints: A fleet's servers as the run left them (judged in this process): masked URL,
             requests sent, answered and failed, probes, and whether it is taken out.
         isolated: Items whose video an earlier run was decoding in its own process when it ended
@@ -145,8 +192,7 @@ class JudgeRunSummary:
     errors: list[ResultRow] = field(default_factory=list)
     breaker_stopped: int = 0
     stats: JudgeStats = field(default_factory=JudgeStats)
-    agreement: list[int] = field(default_factory=lambda: [0, 0])
-    score_std: float = 0.0
+    consistency: dict[str, TurnAgreement] = field(default_factory=dict)
     endpoints: list[dict[str, Any]] = field(default_factory=list)
     isolated: list[str] = field(default_factory=list)
     changed_inputs: int = 0
@@ -176,15 +222,6 @@ class JudgeRunSummary:
         """Unscored pairs over pairs that got a reply."""
         judged = self.scored + self.unscored
         return self.unscored / judged if judged else 0.0
-
-    @property
-    def agreement_rate(self) -> float | None:
-        """Share of voted items whose turns gave identical scores (RoboWorM Table D3), or ``None``."""
-        return self.agreement[0] / self.agreement[1] if self.agreement[1] else None
-
-    @property
-    def mean_score_std(self) -> float | None:
-        return self.score_std / self.agreement[1] if self.agreement[1] else None
 
     @property
     def latency_per_video_second(self) -> float | None:
@@ -273,9 +310,7 @@ class Writer:
                 seen = s.video_warnings.setdefault(row.item_id, [])
                 seen.extend(w for w in details["video_warnings"] if w not in seen)
             if "agreement" in details:
-                s.agreement[0] += int(bool(details["agreement"]))
-                s.agreement[1] += 1
-                s.score_std += float(details.get("std") or 0.0)
+                s.consistency.setdefault(row.metric.rpartition(":")[2], TurnAgreement()).add(details)
             if self.progress is not None:
                 self.progress(row, s)
 
