@@ -7,22 +7,29 @@ overview now gives it per judge configuration and rubric over every stored row o
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from _report_data import higher_is_better
 
+from robojudge.judges import get_rubric
 from robojudge.report import judge_self_consistency
 from robojudge.report._sections import ReportInput, overview_section
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 
 
-def _voted(item: str, axis: str, votes: list[float], config: str = "h") -> ResultRow:
+def _voted(item: str, axis: str, votes: list[float], config: str = "h", *, latency: float | None = None,
+           settings: dict[str, Any] | None = None) -> ResultRow:
     mean = sum(votes) / len(votes)
     std = (sum((v - mean) ** 2 for v in votes) / len(votes)) ** 0.5
     agree = len(set(votes)) == 1
+    details: dict[str, Any] = {"votes": votes, "mean": mean, "std": std, "agreement": agree,
+                               "valid_turns": len(votes), "turns": len(votes)}
+    if latency is not None:
+        details["latency_per_video_s"] = latency
     return ResultRow(item, f"judge:vlm:{axis}", config, "1", "ok", max(set(votes), key=votes.count),
-                     details={"votes": votes, "mean": mean, "std": std, "agreement": agree,
-                              "valid_turns": len(votes), "turns": len(votes)})
+                     details=details, config=settings)
 
 
 def test_agreement_and_std_over_every_stored_row_of_the_suite() -> None:
@@ -31,15 +38,16 @@ def test_agreement_and_std_over_every_stored_row_of_the_suite() -> None:
             _voted("i0", "ia", [5, 5, 5]),
             _voted("other", "pa", [1, 5, 3]),  # not an item of the suite
             ResultRow("i1", "judge:vlm:ia", "h", "1", "ok", 4.0)]  # judged with one turn: no votes
-    (pa, ia) = sorted(judge_self_consistency(rows, items), key=lambda c: c.axis, reverse=True)
-    assert (pa.judge, pa.axis, pa.items, pa.agree, pa.turns) == ("vlm", "pa", 3, 2, (3,))
+    (pa, ia) = sorted(judge_self_consistency(rows, items), key=lambda c: c.rubric, reverse=True)
+    assert (pa.judge, pa.rubric, pa.items, pa.agree, pa.turns) == ("vlm", "pa", 3, 2, (3,))
     assert pa.agreement_rate == pytest.approx(2 / 3)
     assert pa.mean_std == pytest.approx((0 + (2 / 9) ** 0.5 + 0) / 3)
     assert (ia.items, ia.agree, ia.mean_std) == (1, 1, 0.0)
     sec = overview_section(ReportInput(rows, items, higher_is_better))
     (table,) = [t for t in sec.tables if t.name == "judge_self_consistency"]
-    assert [[c.text for c in r[:4]] for r in table.rows] == [["vlm", "IA", "1", "3"], ["vlm", "PA", "3", "3"]]
-    assert table.rows[1][4].value == pytest.approx(200 / 3)
+    assert [[c.text for c in r[:5]] for r in table.rows] == [["vlm", "ia", "", "1", "3"],
+                                                             ["vlm", "pa", "", "3", "3"]]
+    assert table.rows[1][5].value == pytest.approx(200 / 3)
 
 
 def test_no_table_without_voted_rows() -> None:
@@ -48,3 +56,48 @@ def test_no_table_without_voted_rows() -> None:
     assert judge_self_consistency(rows, items) == []
     sec = overview_section(ReportInput(rows, items, higher_is_better))
     assert not [t for t in sec.tables if t.name == "judge_self_consistency"]
+
+
+def _settings(rubric: str, model: str = "m1") -> dict[str, Any]:
+    built_in = get_rubric(rubric)
+    return {"model": model, "samples": 3,
+            "rubric": {"id": rubric, "version": built_in.version, "digest": built_in.digest}}
+
+
+def test_every_voted_rubric_has_its_own_row_with_scale_and_latency() -> None:
+    """RoboWorM Table D3 measures the embodied-physics verdict: its rows were stored with votes and left
+    out of the table, which looked at PA and IA only."""
+    items = [Item(item_id=f"i{k}", video="v.mp4") for k in range(2)]
+    phys = _settings("roboworm_physics")
+    rows = [_voted("i0", "pa", [3, 3, 3], latency=0.5, settings=_settings("pa")),
+            _voted("i1", "pa", [2, 4, 3], latency=1.5, settings=_settings("pa")),
+            _voted("i0", "roboworm_physics", [3, 3, 2], "p", latency=0.25, settings=phys),
+            _voted("i1", "roboworm_physics", [1, 1, 1], "p", settings=phys)]
+    (pa, verdict) = judge_self_consistency(rows, items)
+    # the physics rows share the PA rows' settings (config less the rubric): the same judge label
+    assert (verdict.judge, verdict.rubric, verdict.items, verdict.agree) == ("vlm", "roboworm_physics", 2, 1)
+    assert verdict.scale == (1.0, 3.0)
+    # std of (3, 3, 2) = sqrt(2/9); (1, 1, 1) = 0; latency: the one row that says
+    assert verdict.mean_std == pytest.approx((2 / 9) ** 0.5 / 2) and verdict.latency_per_video_s == 0.25
+    assert pa.scale == (1.0, 5.0) and pa.latency_per_video_s == pytest.approx(1.0)
+    sec = overview_section(ReportInput(rows, items, higher_is_better))
+    (table,) = [t for t in sec.tables if t.name == "judge_self_consistency"]
+    assert [[c.text for c in r[:5]] for r in table.rows] == [["vlm", "pa", "1-5", "2", "3"],
+                                                             ["vlm", "roboworm_physics", "1-3", "2", "3"]]
+    assert [r[5].value for r in table.rows] == [50.0, 50.0]
+    assert table.rows[1][7].value == 0.25
+    assert "agree %" in table.to_markdown() and "latency per video s" in table.to_csv()
+    assert "roboworm\\_physics" in table.to_latex()
+
+
+def test_a_rubric_judged_with_other_settings_keeps_its_own_label() -> None:
+    """Two PA/IA configurations of one judge name; the physics rows match neither (another model): they
+    are labelled by their own settings, never merged into a PA/IA judge's row."""
+    items = [Item(item_id="i0", video="v.mp4")]
+    rows = [_voted("i0", "pa", [3, 3, 3], "a", settings=_settings("pa", "m1")),
+            _voted("i0", "pa", [4, 4, 4], "b", settings=_settings("pa", "m2")),
+            _voted("i0", "roboworm_physics", [2, 2, 2], "c", settings=_settings("roboworm_physics", "m3")),
+            _voted("i0", "roboworm_physics", [3, 3, 3], "d", settings=_settings("roboworm_physics", "m1"))]
+    got = {(c.judge, c.rubric) for c in judge_self_consistency(rows, items)}
+    assert got == {("vlm [model=m1]", "pa"), ("vlm [model=m2]", "pa"), ("vlm [model=m1]", "roboworm_physics"),
+                   ("vlm [model=m3]", "roboworm_physics")}

@@ -41,7 +41,19 @@ from robojudge.report._leaderboard import (
     target_title,
     withheld_notes,
 )
-from robojudge.report._series import JudgeSeries, StoredSeries, judge_series, resolve_judge
+from robojudge.report._series import (
+    JUDGE_AXES,
+    JUDGE_PREFIX,
+    JudgeSeries,
+    Series,
+    SeriesKey,
+    StoredSeries,
+    _judge_key,
+    judge_series,
+    label_series,
+    resolve_judge,
+    split_series,
+)
 from robojudge.report._tables import APPROX_MARK, APPROX_NOTE, is_approximate, is_small, md_escape, md_prose
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
@@ -357,55 +369,117 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: 
 
 @dataclass(frozen=True)
 class SelfConsistency:
-    """A judge configuration's agreement with itself across turns on one rubric (RoboWorM Table D3),
-    over the stored rows of the suite's items judged with several turns (``--samples``).
+    """A judge configuration's agreement with itself across turns on one rubric (RoboWorM App. D, Tables
+    D2-D3), over the stored rows of the suite's items judged with several turns (``--samples``).
 
     Attributes:
-        judge: The judge's label.
-        axis: ``pa`` or ``ia``.
+        judge: The judge's label (for PA and IA as in :func:`judge_names`; for another rubric the label of
+            the PA/IA configuration it shares its settings with, else its own series' label).
+        rubric: The rubric's id (``pa``, ``ia``, ``roboworm_physics``, a rubric file's id).
         items: Items with votes (judged with several turns).
         agree: Of those, items whose turns all gave the same score.
-        mean_std: Mean over those items of the population standard deviation of their turns' scores.
+        mean_std: Mean over those items of the population standard deviation of their turns' scores, on
+            the rubric's own scale.
         turns: The turn counts seen (one, unless the suite was judged with several ``--samples``).
+        latency_per_video_s: Mean over those items of ``details.latency_per_video_s``: every turn's request
+            seconds over the seconds of video judged (NaN when no row says).
+        scale: ``(lowest, highest)`` score of a built-in rubric the rows were judged with unchanged (its
+            digest matches), else None.
     """
 
     judge: str
-    axis: str
+    rubric: str
     items: int
     agree: int
     mean_std: float
     turns: tuple[int, ...]
+    latency_per_video_s: float = math.nan
+    scale: tuple[float, float] | None = None
 
     @property
     def agreement_rate(self) -> float:
         return self.agree / self.items if self.items else math.nan
 
 
+def _rubric_scale(config: Mapping[str, object] | None) -> tuple[float, float] | None:
+    """The score range of the built-in rubric a stored config names, when its digest is the built-in one's
+    (a rubric file of the same id may score on another scale)."""
+    from robojudge.judges import RUBRICS  # (the rubric files, read only when a voted row is reported)
+
+    rubric = (config or {}).get("rubric")
+    if not isinstance(rubric, Mapping) or str(rubric.get("id")) not in RUBRICS:
+        return None
+    built_in = RUBRICS.get(str(rubric["id"]))
+    if rubric.get("digest") != built_in.digest:
+        return None
+    return built_in.score_min, built_in.score_max
+
+
+def _rubric_owners(rows: Sequence[ResultRow], judges: Sequence[JudgeSeries]
+                   ) -> dict[SeriesKey, tuple[str, str, Series]]:
+    """``(judge label, rubric id, series)`` of every judge rubric's series: PA and IA under their judge's
+    label; another rubric under the label of the one PA/IA configuration of its judge that shares its
+    settings (config less the rubric), else under its own series' label (as ``judge draft`` takes it)."""
+    owners: dict[SeriesKey, tuple[str, str, Series]] = {}
+    shared: dict[tuple[str, str], set[str]] = {}
+    for j in judges:
+        for a, ser in j.axes.items():
+            owners[ser.key] = (j.label, a, ser)
+            if (k := _judge_key(ser)) is not None:
+                shared.setdefault((j.name, k), set()).add(j.label)
+    taken: dict[tuple[str, str], list[Series]] = {}
+    others = label_series(split_series(
+        rows, lambda m: m.startswith(JUDGE_PREFIX) and m.rpartition(":")[2] not in JUDGE_AXES))
+    for ser in others:
+        name, _, rubric = ser.metric[len(JUDGE_PREFIX):].rpartition(":")
+        if not name:
+            continue
+        k = _judge_key(ser)
+        labels = shared.get((name, k), set()) if k is not None else set()
+        label = next(iter(labels)) if len(labels) == 1 else name + ser.label[len(ser.metric):]
+        owners[ser.key] = (label, rubric, ser)
+        taken.setdefault((label, rubric), []).append(ser)
+    for group in taken.values():
+        if len(group) > 1:  # two generations of a rubric file under one judge label: their own labels
+            for ser in group:
+                _, rubric, _ = owners[ser.key]
+                owners[ser.key] = (ser.metric[len(JUDGE_PREFIX):].rpartition(":")[0]
+                                   + ser.label[len(ser.metric):], rubric, ser)
+    return owners
+
+
 def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
                            stored: StoredSeries | None = None) -> list[SelfConsistency]:
-    """Per judge configuration and axis with voted items: agreement rate and mean score std across
-    turns, from the stored rows (every run that judged them, not only the last, as the judge command's
-    summary counts)."""
+    """Per judge configuration and rubric with voted items (RoboWorM App. D, Table D3): agreement rate,
+    mean score std across turns and latency per video second, from the stored rows (every run that judged
+    them, not only the last, as the judge command's summary counts).
+
+    Every rubric with votes is covered, not only PA and IA (``roboworm_physics``, the rubric RoboWorM's
+    Table D3 measures, scores Bad/Medium/Good as 1-3): each is its own row, never pooled with another, as
+    the spread of a 1-3 verdict and of a 1-5 score are not comparable.
+    """
     ids = {it.item_id for it in items}
-    owner: dict[tuple[str, str, str], tuple[str, str]] = {}
-    for j in (judge_series(rows) if stored is None else stored.judges):
-        for a in AXES:
-            ser = j.axes.get(a)
-            if ser is not None:
-                owner[(ser.key.metric, ser.key.config_hash, ser.key.version)] = (j.label, a)
-    votes: dict[tuple[str, str], list[tuple[bool, float, int]]] = {}
+    owner = _rubric_owners(rows, judge_series(rows) if stored is None else stored.judges)
+    votes: dict[tuple[str, str], list[tuple[bool, float, int, float]]] = {}
+    scales: dict[tuple[str, str], tuple[float, float] | None] = {}
     for r in rows:
-        who = owner.get((r.metric, r.config_hash, r.version))
+        who = owner.get(SeriesKey(r.metric, r.config_hash, r.version))
         d = r.details or {}
         if who is None or r.item_id not in ids or "agreement" not in d:
             continue
-        votes.setdefault(who, []).append((bool(d["agreement"]), float(d.get("std") or 0.0),
-                                          int(d.get("turns") or len(d.get("votes") or ()))))
+        latency = d.get("latency_per_video_s")
+        timed = float(latency) if isinstance(latency, int | float) else math.nan
+        votes.setdefault(who[:2], []).append((bool(d["agreement"]), float(d.get("std") or 0.0),
+                                              int(d.get("turns") or len(d.get("votes") or ())), timed))
+        scales.setdefault(who[:2], _rubric_scale(who[2].config))
     out = []
-    for (label, axis), v in sorted(votes.items()):
-        turns = tuple(sorted({t for _, _, t in v}))
-        out.append(SelfConsistency(label, axis, len(v), sum(a for a, _, _ in v),
-                                   float(np.mean([sd for _, sd, _ in v])), turns))
+    for (label, rubric), v in sorted(votes.items()):
+        turns = tuple(sorted({t for _, _, t, _ in v}))
+        latencies = [t for *_, t in v if math.isfinite(t)]
+        out.append(SelfConsistency(label, rubric, len(v), sum(a for a, _, _, _ in v),
+                                   float(np.mean([sd for _, sd, _, _ in v])), turns,
+                                   float(np.mean(latencies)) if latencies else math.nan,
+                                   scales[label, rubric]))
     return out
 
 

@@ -319,14 +319,20 @@ def overview_section(inp: ReportInput) -> Section:
     consistency = judge_self_consistency(inp.item_rows, items, stored=inp.stored)
     if consistency:
         con = Table("judge_self_consistency", "Judge self-consistency across turns (RoboWorM Table D3)",
-                    ["judge", "axis", "items", "turns", "agree", "mean score std"],
-                    note="Over the suite's items judged with several turns (--samples), in every run that "
-                    "stored them: the share whose turns all gave the same score, and the mean standard "
-                    "deviation of the turns' scores.")
+                    ["judge", "rubric", "scale", "items", "turns", "agree %", "score std",
+                     "latency per video s"],
+                    note="Per judge configuration and rubric, over the suite's items judged with several "
+                    "turns (--samples), in every run that stored them (RoboWorM App. D, Tables D2-D3): the "
+                    "share whose turns all gave the same score, the mean standard deviation of the turns' "
+                    "scores on that rubric's scale (rubrics are never pooled: a 1-3 verdict and a 1-5 score "
+                    "spread differently), and the mean request seconds, all turns together, per second of "
+                    "video judged. Scale: that of a built-in rubric judged unchanged, else blank.")
         for sc in consistency:
             turns = "/".join(map(str, sc.turns))
-            con.add([text(sc.judge), text(sc.axis.upper()), text(sc.items), text(turns),
-                     Cell(100 * sc.agreement_rate, digits=1), Cell(sc.mean_std, digits=3)])
+            scale = f"{sc.scale[0]:g}-{sc.scale[1]:g}" if sc.scale is not None else ""
+            con.add([text(sc.judge), text(sc.rubric), text(scale), text(sc.items), text(turns),
+                     Cell(100 * sc.agreement_rate, digits=1), Cell(sc.mean_std, digits=3),
+                     Cell(sc.latency_per_video_s, digits=3)])
         sec.tables.append(con)
     if inp.outside_rows:
         sec.tables.append(_outside_table(inp.outside_rows))
