@@ -3,10 +3,10 @@
 Point statistics of a judge against human scores (:mod:`._agreement`), agreement among human raters
 (:mod:`._raters`), binary, ranking and band statistics (:mod:`._ranking`), linear-fit agreement of
 continuous scores (:mod:`._fit`), and the paired cluster bootstrap report over many judges
-(:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`), the generator leaderboard
-(:mod:`._leaderboard`) and the metric-calibrated ordinal judge (:mod:`._calibrated`). Score tables
-read from CSV files (:mod:`._tables`, what ``robojudge meta`` runs; pandas loads only when a file is
-read). See ``docs/meta.md``.
+(:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`), chance agreement (:mod:`._chance`), the
+generator leaderboard (:mod:`._leaderboard`) and the metric-calibrated ordinal judge
+(:mod:`._calibrated`). Score tables read from CSV files (:mod:`._tables`, what ``robojudge meta`` runs;
+pandas loads only when a file is read). See ``docs/meta.md``.
 """
 
 from robojudge.meta._acceleration import (
@@ -73,6 +73,7 @@ from robojudge.meta._calibrated import (
     grouped_folds,
     ordinal_nll,
 )
+from robojudge.meta._chance import ChanceStats, chance_agreement
 from robojudge.meta._ci import MeanCI, clustered_mean_interval, mean_confidence_interval
 from robojudge.meta._fit import FitAgreement, fit_agreement
 from robojudge.meta._kendall import kendall_interval, weighted_kendall_tau_b
@@ -183,6 +184,7 @@ __all__ = [
     "AgreementReport",
     "AuditScores",
     "AxisStats",
+    "ChanceStats",
     "BandAgreement",
     "BandCalibration",
     "CellReport",
@@ -223,6 +225,7 @@ __all__ = [
     "audit_scores",
     "auroc",
     "axis_stats",
+    "chance_agreement",
     "band_calibration",
     "best_cuts",
     "best_speedup",
