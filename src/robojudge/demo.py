@@ -48,6 +48,7 @@ from robojudge.report import (
     JudgeRow,
     KivaGroup,
     LabelAgreement,
+    chance_row,
     generator_board,
     judges_report,
     kiva_groups,
@@ -525,8 +526,10 @@ def run_demo(
                                                config_key=registry_config_key)
         older = (f"; one version per metric, the installed one where stored; left out: "
                  f"{', '.join(cal.left_out)}" if cal is not None and cal.left_out else "")
-        write_judges(judges, report, out / "report", note="metric-calibrated: fit on the stored metrics, "
-                     f"scored out of fold (grouped by clip); no VLM involved{older}", named=False)
+        chance = chance_row(items)  # RoboJudge Table 2's Random Baseline, worked out from the labels
+        write_judges([chance, *judges] if chance is not None else judges, report, out / "report",
+                     note="metric-calibrated: fit on the stored metrics, scored out of fold (grouped by "
+                     f"clip); no VLM involved{older}", named=False)
     # Last: the self-contained HTML report over everything above (plots, CSV, Markdown, LaTeX tables).
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
                              native_range=registry_range, config_key=registry_config_key,

@@ -44,7 +44,7 @@ from robojudge.report import (
     write_judges,
     write_leaderboard,
 )
-from robojudge.report._judges import judge_mark, judge_notes, judges_table_note
+from robojudge.report._judges import JUDGE_COLUMNS, chance_row, judge_mark, judge_notes, judges_table_note
 from robojudge.report._leaderboard import (
     approximate_standing,
     calibration_problem,
@@ -231,6 +231,9 @@ def judges(
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and of the folds."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write judges.md and judges.csv here."),
+    random: bool = typer.Option(True, "--random/--no-random",
+                                help="Add the random (expected) row: the chance level of Table 2's Random "
+                                "Baseline, worked out from the labels."),
     as_json: bool = typer.Option(False, "--json", help="Print the agreement report as JSON."),
 ) -> None:
     """Judges against the suite's labels in the layout of RoboJudge Table 2, best per column marked.
@@ -254,9 +257,15 @@ def judges(
     if calibrated and cal is None:
         why = calibration_problem([it for it in items if it.labels is not None], n_folds=folds, seed=seed)
         note = f"{CALIBRATED} left out: {why or 'no stored metric values to calibrate on'}"
+    chance = chance_row(items) if random else None
+    if chance is not None:  # (RoboJudge Table 2 lists its Random Baseline first)
+        table_rows = [chance, *table_rows]
     if as_json:
         data = report.to_dict()
-        data["best"] = {r.judge: sorted(f"{t}.{c}" for t, c in r.best) for r in table_rows}
+        data["best"] = {r.judge: sorted(f"{t}.{c}" for t, c in r.best) for r in table_rows if not r.reference}
+        if chance is not None:
+            data["random_expected"] = {t: {col: None if math.isnan(v := chance.cells[t, col].value) else v
+                                           for col, _, _ in JUDGE_COLUMNS} for t in (*report.axes, OVERALL)}
         typer.echo(json.dumps({"suite": str(suite), "calibrated_metrics": list(cal.metrics) if cal else [],
                                **data}, indent=2))
     else:

@@ -21,9 +21,11 @@ from robojudge.report._html import (
     write_html_report,
 )
 from robojudge.report._judges import (
+    RANDOM_EXPECTED,
     Coverage,
     JudgeRow,
     JudgesResult,
+    chance_row,
     judge_coverage,
     judge_names,
     judge_scores,
@@ -82,6 +84,7 @@ __all__ = [
     "CALIBRATED",
     "CALIBRATED_TOLERANCE",
     "GROUP_FIELDS",
+    "RANDOM_EXPECTED",
     "SCORE_SOURCES",
     "T_INTERVAL",
     "UNSET",
@@ -111,6 +114,7 @@ __all__ = [
     "UnknownScoreSource",
     "audit_section",
     "calibrated_scores",
+    "chance_row",
     "fps_judge_name",
     "frontier_table",
     "generator_board",

@@ -20,7 +20,15 @@ import numpy.typing as npt
 
 from robojudge import DEFAULT_SEED
 from robojudge._files import replacing
-from robojudge.meta import OVERALL, AgreementReport, ConfigKey, Estimate, agreement_table
+from robojudge.meta import (
+    DEFAULT_SCALE,
+    OVERALL,
+    AgreementReport,
+    ConfigKey,
+    Estimate,
+    agreement_table,
+    chance_agreement,
+)
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._labels import compared_group
 from robojudge.report._leaderboard import (
@@ -105,6 +113,8 @@ class JudgeRow:
         approximate: Targets that are not small but rest on fewer than
             :data:`~robojudge.meta.APPROXIMATE_CLUSTERS` clips
             (:func:`robojudge.report._tables.is_approximate`): their intervals are approximate.
+        reference: A row worked out from the labels, not a judge's scores (:func:`chance_row`): never
+            compared, never marked best, no interval.
     """
 
     judge: str
@@ -117,6 +127,44 @@ class JudgeRow:
     stage: str | None = None
     base_model: str | None = None
     approximate: frozenset[str] = frozenset()
+    reference: bool = False
+
+
+#: The label of Table 2's chance row (:func:`chance_row`).
+RANDOM_EXPECTED = "random (expected)"
+
+
+def chance_row(items: Sequence[Item], scale: tuple[int, int] = DEFAULT_SCALE) -> JudgeRow | None:
+    """RoboJudge Table 2's Random Baseline row: the expected r, Acc and MSE of a score drawn uniformly from
+    the integers of ``scale`` against the labelled items' PA and IA labels
+    (:func:`robojudge.meta.chance_agreement`; r 0, Acc 1/5, MSE ``2 + mean((h - 3)^2)`` on 1-5); None
+    without labels.
+
+    It is an expectation, not an estimate: no draw was made, so there is nothing to resample and no
+    interval, and it is never marked best. The ``uniform_random`` metric is one seeded draw, whose
+    agreement scatters around these values.
+    """
+    human = label_scores([it for it in items if it.labels is not None])
+    if not any(np.isfinite(v).any() for v in human.values()):
+        return None
+    chance = chance_agreement(human, scale)
+    cells = {(t, col): Estimate(getattr(chance[t], stat)) for t in (*AXES, OVERALL)
+             for col, stat, _ in JUDGE_COLUMNS}
+    return JudgeRow(RANDOM_EXPECTED, {a: chance[a].n for a in AXES}, cells, frozenset(),
+                    {a: 0 for a in AXES}, reference=True)
+
+
+def chance_note(table: Sequence[JudgeRow], scale: tuple[int, int] = DEFAULT_SCALE) -> list[str]:
+    """The sentence under Table 2 on its chance row, when it has one."""
+    if not any(r.reference for r in table):
+        return []
+    lo, hi = scale
+    k = hi - lo + 1
+    return [f"{RANDOM_EXPECTED}: what a score drawn uniformly from {lo}-{hi} gets on average against these "
+            f"labels (RoboJudge Table 2's Random Baseline): r 0, Acc 1/{k}, MSE {(k * k - 1) / 12:g} + the "
+            f"mean of ({(lo + hi) / 2:g} - label)^2, Overall as for a judge. Worked out, not drawn: no "
+            "interval (there is no draw to resample) and never marked best; the uniform_random metric is "
+            "one seeded draw."]
 
 
 STAGE_ORDER = ("base", "sft", "rl", "sft+rl")
@@ -209,6 +257,8 @@ def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
     targets = (*report.axes, OVERALL)
     parts = []
     for r in rows:
+        if r.reference:  # (worked out, never compared)
+            continue
         missing = [target_title(t) for t in targets if t not in r.compared]
         if missing:
             where = "" if len(missing) == len(targets) else f" on {', '.join(missing)}"
@@ -525,13 +575,15 @@ def judge_mark(row: JudgeRow, target: str, col: str) -> str:
 
 def judge_notes(table: Sequence[JudgeRow], targets: Sequence[str],
                 name: Callable[[str], str] = str) -> list[str]:
-    """The sentences under Table 2: the key to the double dagger where a cell shows it, and why cells with
-    a value show no interval (:func:`robojudge.report._leaderboard.withheld_notes`), each judge named
-    through ``name`` (``md_escape`` for Markdown)."""
+    """The sentences under Table 2: the key to the double dagger where a cell shows it, what the chance row
+    is (:func:`chance_note`), and why cells with a value show no interval
+    (:func:`robojudge.report._leaderboard.withheld_notes`), each judge named through ``name``
+    (``md_escape`` for Markdown)."""
     out = [APPROX_NOTE] if any(judge_mark(r, t, col).endswith(APPROX_MARK) for r in table for t in targets
                                for col, _, _ in JUDGE_COLUMNS) else []
-    return out + withheld_notes((f"{name(r.judge)} {target_title(t)} {col}", r.cells[t, col]) for r in table
-                                for t in targets for col, _, _ in JUDGE_COLUMNS)
+    withheld = withheld_notes((f"{name(r.judge)} {target_title(t)} {col}", r.cells[t, col]) for r in table
+                              for t in targets for col, _, _ in JUDGE_COLUMNS)
+    return out + chance_note(table) + withheld
 
 
 def stages_lines(table: Sequence[JudgeRow], report: AgreementReport) -> list[str]:

@@ -9,7 +9,7 @@ import numpy as np
 from robojudge import PAPER_REPLICATES
 from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, kendall_interval
 from robojudge.report import _plots
-from robojudge.report._judges import JUDGE_COLUMNS, judges_report, judges_table_note
+from robojudge.report._judges import JUDGE_COLUMNS, chance_note, chance_row, judges_report, judges_table_note
 from robojudge.report._labels import MIN_CORRELATION_ITEMS, label_agreement
 from robojudge.report._leaderboard import (
     AXES,
@@ -106,12 +106,15 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
             sec.intro += f" No {CALIBRATED} judge: {why}."
     stat_cols = [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
     cols = ["judge", "scored", "unscored", *stat_cols]
+    chance = chance_row(labelled)  # RoboJudge Table 2's Random Baseline, its first row
+    listed = [chance, *table_rows] if chance is not None else table_rows
     # Why a cell with a value shows no interval (too few clips, or the same value in every resample).
     withheld = withheld_notes((f"{r.judge} {_TITLES[t]} {col}", r.cells[t, col]) for r in table_rows
                               for t in targets for col, _, _ in JUDGE_COLUMNS)
     table2 = Table("judges", "Judges in the layout of RoboJudge Table 2", cols,
-                   note=" ".join(n for n in (judges_table_note(table_rows, report), *withheld) if n))
-    for row in table_rows:
+                   note=" ".join(n for n in (judges_table_note(table_rows, report), *chance_note(listed),
+                                             *withheld) if n))
+    for row in listed:
         cells = [text(row.judge), text(sum(row.n.values())), text(sum(row.n_unscored.values()))]
         for t in targets:
             for col, _, _ in JUDGE_COLUMNS:
