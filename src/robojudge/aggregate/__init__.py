@@ -27,8 +27,10 @@ from robojudge.aggregate._select import (
     threshold_sensitivity,
 )
 from robojudge.aggregate._tables import (
+    CORRELATION_PARTS,
     AggregateInputError,
     SelectionInput,
+    correlations_from_table,
     read_metric_table,
     scores_from_table,
     selection_from_table,
@@ -47,6 +49,7 @@ DEFAULT_ROBOPHYSCORE_METRICS: tuple[str, ...] = load_taxonomy().robophyscore_def
 
 __all__ = [
     "AGREEMENT_STATISTICS",
+    "CORRELATION_PARTS",
     "DEFAULT_ROBOPHYSCORE_METRICS",
     "DEFAULT_THRESHOLDS",
     "POOL_PERCENTILES",
@@ -67,6 +70,7 @@ __all__ = [
     "Taxonomy",
     "affine_clip",
     "agreement",
+    "correlations_from_table",
     "average_full_score",
     "load_taxonomy",
     "macro_average",

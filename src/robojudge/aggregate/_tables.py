@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "CORRELATION_PARTS",
     "AggregateInputError",
     "SelectionInput",
+    "correlations_from_table",
     "read_metric_table",
     "scores_from_table",
     "selection_from_table",
@@ -553,6 +555,101 @@ def scores_from_table(
     if missing == "drop" and note is not None and (scaled := _scaled_note(result, keys)):
         note(scaled)
     return result.reset_index() if keys else result.reset_index(drop=True)
+
+
+#: What :func:`correlations_from_table` correlates: sub-dimension scores (RoboPhys-3D Fig. 3a), level
+#: scores (Fig. 3b) or normalized metrics (Fig. 9).
+CORRELATION_PARTS = ("subdim", "level", "metric")
+
+#: Fewest configurations a correlation is taken over.
+MIN_CONFIGURATIONS = 3
+
+
+def correlations_from_table(
+    df: pd.DataFrame,
+    *,
+    by: Sequence[str],
+    of: str = "subdim",
+    normalized: bool = False,
+    strategy: Strategy = "table",
+    macro: str | None = None,
+    missing: Missing = "nan",
+    source: str | Path = "table",
+    note: Note | None = None,
+) -> pd.DataFrame:
+    """Pearson correlation, across configurations, among sub-dimension scores, level scores or metrics
+    (``aggregate correlations``): RoboPhys-3D Fig. 3a (the 18 sub-dimensions), Fig. 3b (the four levels)
+    and Fig. 9 (the 50 metrics), all "computed across the model-reconstruction configurations".
+
+    A configuration is a group of ``by`` (e.g. ``generator,meta.substrate``). Sub-dimensions and levels
+    are the totals of :func:`scores_from_table` (same ``normalized``, ``strategy``, ``macro`` and
+    ``missing``); metrics are their normalized group means (Table 13 bounds, so that a lower-is-better
+    metric is turned round as it is in the totals), macro-averaged over ``macro`` regimes with equal weight
+    where given. Each pair is taken over the configurations where both have a value (at least
+    :data:`MIN_CONFIGURATIONS`, else NaN), and a part with the same value in every configuration has no
+    correlation (NaN); ``note`` hears of both.
+
+    Returns:
+        A square frame, one row and one column per part in taxonomy order (sub-dimension codes such as
+        ``IQ-1``, levels ``1`` to ``4``, or metric ids), leaving out parts without any value.
+
+    Raises:
+        AggregateInputError: A bad table, no ``by``, an unknown ``of``, or fewer than
+            :data:`MIN_CONFIGURATIONS` configurations.
+    """
+    import pandas as pd
+
+    if of not in CORRELATION_PARTS:
+        raise AggregateInputError(f"--of must be one of {', '.join(CORRELATION_PARTS)}, got {of!r}")
+    keys = list(by)
+    if not keys:
+        raise AggregateInputError("correlations are taken across configurations: give the columns that "
+                                  "make one (--by generator, or --by generator,meta.substrate as RoboPhys-3D "
+                                  "does)")
+    tax = load_taxonomy()
+    if of == "metric":
+        group_keys = keys + ([macro] if macro else [])
+        long = to_long(df, group_keys, [], source, note)
+        if not normalized:
+            long = normalize_long(long, strategy, source)
+        table = _grouped(long, group_keys, missing, note)
+        if macro:  # equal weight per regime; under --missing nan a regime without a value makes it NaN
+            grouped = table.groupby(level=keys if len(keys) > 1 else keys[0], sort=True)
+            means = grouped.mean()
+            if missing == "nan":
+                means = means.mask(table.isna().groupby(level=keys if len(keys) > 1 else keys[0]).any())
+            table = means
+        frame = table[[m for m in tax.ids if m in table.columns]]
+    else:
+        scores = scores_from_table(df, by=keys, normalized=normalized, strategy=strategy, macro=macro,
+                                   missing=missing, source=source, note=note)
+        prefix = "subdim_" if of == "subdim" else "level_"
+        cols = [c for c in scores.columns if c.startswith(prefix)]
+        frame = scores[cols].rename(columns=lambda c: c[len(prefix):])
+    frame = frame.astype(float).dropna(axis=1, how="all")
+    n = len(frame)
+    if n < MIN_CONFIGURATIONS:
+        raise AggregateInputError(f"{source}: {n} configuration(s) of --by {','.join(keys)}; a correlation "
+                                  f"across configurations needs at least {MIN_CONFIGURATIONS}")
+    corr = frame.corr(method="pearson", min_periods=MIN_CONFIGURATIONS)
+    if note is not None:
+        flat = [str(c) for c in frame.columns if frame[c].nunique(dropna=True) == 1]
+        if flat:
+            note(f"no correlation for {', '.join(flat[:_SHOWN])}"
+                 f"{f' and {len(flat) - _SHOWN} more' if len(flat) > _SHOWN else ''}: the same value in "
+                 "every configuration")
+        counts = frame.notna().astype(int)
+        pairs = counts.T @ counts
+        few = [(a, b) for i, a in enumerate(frame.columns) for b in frame.columns[i + 1:]
+               if pairs.loc[a, b] < MIN_CONFIGURATIONS]
+        if few:
+            shown = ", ".join(f"{a}/{b}" for a, b in few[:_SHOWN])
+            more = f" and {len(few) - _SHOWN} more" if len(few) > _SHOWN else ""
+            note(f"no correlation for {len(few)} pair(s) with values in fewer than {MIN_CONFIGURATIONS} "
+                 f"configurations together: {shown}{more}")
+    corr.index.name = of
+    corr.columns.name = None
+    return pd.DataFrame(corr)
 
 
 def _scaled_note(result: pd.DataFrame, keys: Sequence[str]) -> str:

@@ -14,11 +14,13 @@ from rich.table import Table
 from robojudge._files import replace_text
 from robojudge.aggregate import (
     AGREEMENT_STATISTICS,
+    CORRELATION_PARTS,
     DEFAULT_THRESHOLDS,
     ROBOPHYSCORE_THRESHOLD,
     AggregateInputError,
     Missing,
     Strategy,
+    correlations_from_table,
     load_taxonomy,
     read_metric_table,
     scores_from_table,
@@ -87,6 +89,48 @@ def scores_cmd(
         except OSError as exc:
             raise fail(f"cannot write {out}: {exc}") from None
         console.print(f"wrote {len(result)} rows to {out}", highlight=False)
+    else:
+        typer.echo(text, nl=False)
+
+
+@app.command("correlations")
+def correlations_cmd(
+    inp: Path = typer.Option(..., "--in", help="CSV (or .parquet): wide (one column per metric id) or "
+                             "long ('metric' and 'value' columns), as for aggregate scores."),
+    by: str = typer.Option(..., "--by", help="Comma-separated columns making one configuration (e.g. "
+                           "generator,meta.substrate); correlations are taken across configurations."),
+    of: str = typer.Option("subdim", "--of", help="What to correlate: 'subdim' (the 18 sub-dimension "
+                           "scores, RoboPhys-3D Fig. 3a), 'level' (the four levels, Fig. 3b) or 'metric' "
+                           "(the normalized metrics, Fig. 9)."),
+    normalized: bool = typer.Option(False, "--normalized", help="Values are already normalized to [0, 1]."),
+    strategy: str = typer.Option("table", "--strategy", help="Normalization of raw values: 'table' or "
+                                 "'percentile' (as for aggregate scores)."),
+    macro: str | None = typer.Option(None, "--macro", help="Task-regime column: each configuration's values "
+                                     "are averaged over its regimes with equal weight first."),
+    missing: str = typer.Option("nan", "--missing", help="'nan' or 'drop', as for aggregate scores."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output CSV \\[default: print the CSV]."),
+) -> None:
+    """Pearson correlation matrix across configurations among sub-dimensions, levels or metrics.
+
+    RoboPhys-3D Fig. 3a/3b and Fig. 9: each configuration (a group of --by) gives one value per part; a
+    pair is correlated over the configurations where both have a value (at least 3). The CSV has one row
+    and one column per part, in taxonomy order; an empty cell has no correlation (a note says why).
+    """
+    miss, strat = _choices(strategy, missing)
+    if of not in CORRELATION_PARTS:
+        raise fail(f"--of must be one of {', '.join(CORRELATION_PARTS)}, got {of!r}")
+    try:
+        corr = correlations_from_table(read_metric_table(inp), by=_split(by), of=of, normalized=normalized,
+                                       strategy=strat, macro=macro, missing=miss, source=inp, note=_note)
+    except AggregateInputError as exc:
+        raise fail(str(exc)) from None
+    text = _safe_csv(corr.reset_index())
+    if out is not None:
+        try:
+            replace_text(out, text)  # the old file or the whole new one
+        except OSError as exc:
+            raise fail(f"cannot write {out}: {exc}") from None
+        console.print(f"wrote a {len(corr)}x{len(corr)} correlation matrix to {out}", highlight=False)
     else:
         typer.echo(text, nl=False)
 
