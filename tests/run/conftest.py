@@ -37,8 +37,19 @@ def ray_toy() -> Iterator[ModuleType]:
     them: in ``--metrics all``, in ``metrics list``, beside the set metrics. Ray workers import the
     module themselves (``ROBOJUDGE_PLUGINS``).
     """
+    yield from _registered_for_module("_ray_toy")
+
+
+@pytest.fixture(scope="module")
+def contract_toy() -> Iterator[ModuleType]:
+    """tests/run/_toy_contract's metrics (they break a metric's contract), registered for the using module
+    only, as :func:`ray_toy`'s."""
+    yield from _registered_for_module("_toy_contract")
+
+
+def _registered_for_module(name: str) -> Iterator[ModuleType]:
     with METRICS.scratch(), SET_METRICS.scratch():
-        if "_ray_toy" in sys.modules:  # an earlier module's registrations were undone: run them again
-            yield importlib.reload(sys.modules["_ray_toy"])
+        if name in sys.modules:  # an earlier module's registrations were undone: run them again
+            yield importlib.reload(sys.modules[name])
         else:
-            yield importlib.import_module("_ray_toy")
+            yield importlib.import_module(name)

@@ -4,7 +4,7 @@
 :class:`robojudge.registry.Registry` objects; :func:`metric` and :func:`set_metric` register into them.
 """
 
-from robojudge.metrics._errors import MetricInputError, Unmeasurable
+from robojudge.metrics._errors import MetricInputError, MetricResultError, Unmeasurable
 from robojudge.metrics._flow_cache import flow_readers
 from robojudge.metrics._frames import (
     FrameOptions,
@@ -69,6 +69,7 @@ __all__ = [
     "ItemGroup",
     "LookAlikeGroupsWarning",
     "MetricInputError",
+    "MetricResultError",
     "MetricSpec",
     "NativeFrames",
     "NoConfig",

@@ -26,3 +26,9 @@ class Unmeasurable(MetricInputError):
         super().__init__(reason)
         self.reason = reason
         self.details = details
+
+
+class MetricResultError(TypeError):
+    """A metric's function returned something other than a :class:`~robojudge.metrics.Score` (a bare
+    float, ``None``): a bug in the metric, which the runner records as a failed result with this
+    message, as when the metric raises."""

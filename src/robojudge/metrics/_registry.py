@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from robojudge import settings
 from robojudge._chars import short_enough
-from robojudge.metrics._errors import Unmeasurable
+from robojudge.metrics._errors import MetricResultError, Unmeasurable
 from robojudge.metrics._score import Score
 from robojudge.metrics._texts import ITEM_TEXT
 from robojudge.registry import Registry, UnknownNameError
@@ -217,11 +217,20 @@ class MetricSpec(BaseModel, Generic[C]):
 
         Raises:
             MetricInputError: When an input is missing or unreadable for this metric.
+            MetricResultError: When the metric's function returns something other than a ``Score``.
         """
         try:
-            return self.fn(item, config if config is not None else self.make_config())
+            score = self.fn(item, config if config is not None else self.make_config())
         except Unmeasurable as exc:
             return Score.unscored(exc.reason, **exc.details)
+        if not isinstance(score, Score):
+            got = type(score).__name__
+            if score is None or isinstance(score, int | float):  # a value is short: show it as well
+                got = "None" if score is None else f"{got} {score!r}"
+            raise MetricResultError(
+                f"metric {self.id!r} returned {got}, not a robojudge.metrics.Score: its function must return "
+                "Score(value=...), or Score.unscored(reason) when the item gives it nothing to measure")
+        return score
 
     def describe(self) -> dict[str, Any]:
         """Metadata as plain JSON-able values (for ``robojudge metrics list --json``)."""

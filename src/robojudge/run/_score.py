@@ -21,6 +21,7 @@ from robojudge._lifeline import WorkerStartError, main_importable
 from robojudge.metrics import (
     Input,
     MetricInputError,
+    MetricResultError,
     MetricSpec,
     flow_readers,
     get_metric,
@@ -302,6 +303,7 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
                    timeout_s: float | None = None, tiled: str | None = None) -> ResultRow:
     """Run one metric on one item and return its result row; never raises for bad input.
 
+    A metric that raises, or returns no :class:`~robojudge.metrics.Score`, gets an error row saying so.
     ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
     ``timeout_s``: a metric still computing after this many seconds is stopped and its row is an
     error saying so (:mod:`robojudge.run._timelimit` says how, and where it cannot). ``tiled``: the
@@ -324,26 +326,27 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
         if stop.passed_after is not None:
             return _error_row(item, req, timed_out_message(stop.passed_after), time.perf_counter() - start,
                               fingerprint)
+        # Built here, under the same guard: whatever a metric returns costs its own row at most
+        return ResultRow(
+            item_id=item.item_id,
+            metric=spec.id,
+            config_hash=req.config_hash,
+            version=spec.version,
+            status="ok",
+            value=score.value,
+            duration_s=time.perf_counter() - start,
+            details=with_libraries(with_frame_size(with_video_warnings(score.details, warned),
+                                                   sizes.get(str(Path(item.video)))), spec),
+            config=req.config.model_dump(mode="json"),
+            fingerprint=fingerprint,
+        )
     except VideoError as exc:
         return _error_row(item, req, f"video error: {exc}", time.perf_counter() - start, fingerprint)
-    except (MetricInputError, MissingWeightsError) as exc:
+    except (MetricInputError, MetricResultError, MissingWeightsError) as exc:
         return _error_row(item, req, str(exc), time.perf_counter() - start, fingerprint)
     except Exception as exc:  # a bug in a metric must cost one result, not the run
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return _error_row(item, req, f"metric raised {tb}", time.perf_counter() - start, fingerprint)
-    return ResultRow(
-        item_id=item.item_id,
-        metric=spec.id,
-        config_hash=req.config_hash,
-        version=spec.version,
-        status="ok",
-        value=score.value,
-        duration_s=time.perf_counter() - start,
-        details=with_libraries(with_frame_size(with_video_warnings(score.details, warned),
-                                               sizes.get(str(Path(item.video)))), spec),
-        config=req.config.model_dump(mode="json"),
-        fingerprint=fingerprint,
-    )
 
 
 def _reads_one_view(spec: MetricSpec[Any], item: Item) -> bool:
