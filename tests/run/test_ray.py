@@ -190,18 +190,20 @@ def test_an_exception_escaping_the_task_function_is_reported_per_task(head: None
 
 def test_a_metric_that_breaks_its_contract_costs_its_own_rows_on_ray(head: None, contract_toy: ModuleType,
                                                                      tmp_path: Path) -> None:
-    """A metric that returns no Score costs its own rows there as in a local run: the item's healthy
-    metric is stored, and no row blames Ray."""
+    """A metric that returns no Score, or a value outside its range, costs its own rows there as in a
+    local run: the item's healthy metric is stored, and no row blames Ray."""
     items = [Item(item_id=n, video="/nonexistent.mp4", instruction="x") for n in ("mid", "high")]
-    reqs = build_requests(["test_fine", "test_returns_float"])
+    reqs = build_requests(["test_fine", "test_returns_float", "test_out_of_range"])
     with ResultStore(tmp_path / "r.sqlite") as store:
         run = score_items(items, reqs, store, executor=RayExecutor(max_retries=0))
         errors = {(r.item_id, r.metric): r.error for r in store.rows() if r.status == "error"}
-        assert {(r.item_id, r.metric) for r in store.rows(status="ok")} == {("mid", "test_fine"),
-                                                                            ("high", "test_fine")}
-    assert (run.ok, run.failed) == (2, 2)
-    assert set(errors) == {("mid", "test_returns_float"), ("high", "test_returns_float")}
+        assert {(r.item_id, r.metric) for r in store.rows(status="ok")} == {
+            ("mid", "test_fine"), ("high", "test_fine"), ("mid", "test_out_of_range")}
+    assert (run.ok, run.failed) == (3, 3)
+    assert set(errors) == {("mid", "test_returns_float"), ("high", "test_returns_float"),
+                           ("high", "test_out_of_range")}
     assert errors[("mid", "test_returns_float")].startswith("metric 'test_returns_float' returned float 0.5")
+    assert errors[("high", "test_out_of_range")].startswith("7.5 is outside the native range [0, 1]")
     assert not any("Ray" in e for e in errors.values())
 
 

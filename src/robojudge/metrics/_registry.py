@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -231,6 +232,23 @@ class MetricSpec(BaseModel, Generic[C]):
                 f"metric {self.id!r} returned {got}, not a robojudge.metrics.Score: its function must return "
                 "Score(value=...), or Score.unscored(reason) when the item gives it nothing to measure")
         return score
+
+    def value_problem(self, value: float, shown: str | None = None) -> str | None:
+        """Why ``value`` cannot be a value of this metric, or None when it can: it is not a finite number,
+        or it lies outside :attr:`native_range`. The one check of both ``robojudge score`` (a computed
+        value) and ``robojudge results import`` (an imported one); ``shown`` is the value as the user
+        wrote it (a file's cell), when not ``repr(value)``. NaN, the unscored value, is refused here too:
+        a caller that takes it as unscored checks for it first.
+        """
+        if not math.isfinite(value):
+            shown = repr(value) if shown is None else shown
+            return f"value {shown} is not a finite number (metric {self.id!r})"
+        lo, hi = self.native_range
+        if (lo is not None and value < lo) or (hi is not None and value > hi):
+            span = f"[{-math.inf if lo is None else lo:g}, {math.inf if hi is None else hi:g}]"
+            origin = " (RoboPhys-3D taxonomy)" if self.taxonomy is not None else ""
+            return f"{value!r} is outside the native range {span} of metric {self.id!r}{origin}"
+        return None
 
     def describe(self) -> dict[str, Any]:
         """Metadata as plain JSON-able values (for ``robojudge metrics list --json``)."""

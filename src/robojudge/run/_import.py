@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -423,16 +422,13 @@ class _Checker:
                 value = float(raw)
             except ValueError:
                 value = None
-        if value is None or not math.isfinite(value):
+        if value is None:
             what = "missing" if raw is None else f"{raw!r} is not a finite number"
             self._add(rec, item_id, "value", f"value {what} (metric {spec.id!r})")
             return None
-        lo, hi = spec.native_range
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
-            span = f"[{-math.inf if lo is None else lo:g}, {math.inf if hi is None else hi:g}]"
-            origin = " (RoboPhys-3D taxonomy)" if spec.taxonomy is not None else ""
-            self._add(rec, item_id, "value", f"{value!r} is outside the native range {span} of metric "
-                      f"{spec.id!r}{origin}")
+        problem = spec.value_problem(value, repr(raw))  # as `robojudge score` checks a computed value
+        if problem is not None:
+            self._add(rec, item_id, "value", problem)
             return None
         return value
 

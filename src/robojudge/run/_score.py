@@ -303,7 +303,9 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
                    timeout_s: float | None = None, tiled: str | None = None) -> ResultRow:
     """Run one metric on one item and return its result row; never raises for bad input.
 
-    A metric that raises, or returns no :class:`~robojudge.metrics.Score`, gets an error row saying so.
+    A metric that raises, returns no :class:`~robojudge.metrics.Score`, or a value that is infinite or
+    outside its ``native_range`` (:meth:`~robojudge.metrics.MetricSpec.value_problem`, the check of
+    ``results import``) gets an error row saying so; NaN is its "unscored" value, an ok row.
     ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
     ``timeout_s``: a metric still computing after this many seconds is stopped and its row is an
     error saying so (:mod:`robojudge.run._timelimit` says how, and where it cannot). ``tiled``: the
@@ -325,6 +327,12 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
             score = spec.compute(item, req.config)
         if stop.passed_after is not None:
             return _error_row(item, req, timed_out_message(stop.passed_after), time.perf_counter() - start,
+                              fingerprint)
+        # The metric broke its own contract: refused here as `results import` refuses such a value
+        problem = spec.value_problem(score.value) if score.scored else None
+        if problem is not None:
+            return _error_row(item, req, f"{problem}: not stored as a value; correct the metric (or its "
+                              "native_range) and give it a new version", time.perf_counter() - start,
                               fingerprint)
         # Built here, under the same guard: whatever a metric returns costs its own row at most
         return ResultRow(
