@@ -241,7 +241,11 @@ class LocalProcessExecutor:
             proc.join(timeout=5)
 
 
-_NATIVE_CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL})
+# Built from the names this platform's signal module has: Windows' lacks SIGBUS (and SIGKILL), and a
+# module-level ``signal.SIGBUS`` there stops every robojudge command at import.
+_NATIVE_CRASHES = frozenset(
+    sig for name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE", "SIGILL")
+    if (sig := getattr(signal, name, None)) is not None)
 
 
 def workers_of(pool: ProcessPoolExecutor) -> list[Any]:
@@ -272,7 +276,7 @@ def how_it_died(pool: ProcessPoolExecutor, workers: Sequence[Any] = ()) -> str:
         sig = signal.Signals(-code)
     except ValueError:
         return f"killed by signal {-code}"
-    if sig == signal.SIGKILL:
+    if sig == getattr(signal, "SIGKILL", None):  # (none on Windows)
         return "killed by SIGKILL, most often the kernel's out-of-memory killer"
     if sig in _NATIVE_CRASHES:
         return f"killed by {sig.name}: a crash in a native library"
