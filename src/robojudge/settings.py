@@ -21,6 +21,7 @@ library.
 from __future__ import annotations
 
 import os
+import platform
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ __all__ = [
     "Settings",
     "Variable",
     "get",
+    "mujoco_gl_default",
     "reload",
     "secret",
 ]
@@ -57,8 +59,18 @@ FRAME_MEMORY_GIB_ENV = "ROBOJUDGE_FRAME_MEMORY_GIB"
 COLUMNS_ENV = "COLUMNS"
 RAY_ADDRESS_ENV = "RAY_ADDRESS"
 
-MUJOCO_GL_DEFAULT = "egl"
-"""The offscreen OpenGL backend the simulated suite renders with when ``MUJOCO_GL`` is unset."""
+
+
+def mujoco_gl_default() -> str:
+    """The offscreen OpenGL backend the simulated suite renders with when ``MUJOCO_GL`` is unset: the one
+    MuJoCo takes on this system (it refuses the others when it is imported). ``egl`` on Linux (it renders
+    without a display or a GPU), ``cgl`` on macOS, ``glfw`` elsewhere (Windows: MuJoCo renders ``wgl``
+    through GLFW too). The system is read as MuJoCo reads it, with :func:`platform.system`."""
+    return {"Linux": "egl", "Darwin": "cgl"}.get(platform.system(), "glfw")
+
+
+MUJOCO_GL_DEFAULT = mujoco_gl_default()
+""":func:`mujoco_gl_default` on the system this process started on."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +125,9 @@ VARIABLES: tuple[Variable, ...] = (
     ),
     Variable(
         MUJOCO_GL_ENV,
-        "OpenGL backend of the simulated suite (`egl`, `osmesa`); set for MuJoCo when unset.",
-        f"`{MUJOCO_GL_DEFAULT}`",
+        "OpenGL backend of the simulated suite (Linux: `egl`, `osmesa`, `glx`; macOS: `cgl`, `glfw`; "
+        "Windows: `glfw`, `wgl`); set for MuJoCo when unset.",
+        "`egl` on Linux, `cgl` on macOS, `glfw` on Windows",
     ),
     Variable(
         COLUMNS_ENV,
@@ -202,7 +215,7 @@ class Settings:
     decode_workers_text: str | None
     """``$ROBOJUDGE_DECODE_WORKERS`` as written; :attr:`decode_workers` checks it."""
     mujoco_gl: str
-    """``$MUJOCO_GL``, else :data:`MUJOCO_GL_DEFAULT`."""
+    """``$MUJOCO_GL``, else :func:`mujoco_gl_default` (this system's)."""
     max_networks_text: str | None = None
     """``$ROBOJUDGE_MAX_NETWORKS`` as written; :attr:`max_networks` checks it."""
     network_cache_gib_text: str | None = None
@@ -282,7 +295,7 @@ class Settings:
             confine=Path(confine).expanduser() if confine else None,
             weights=Path(weights).expanduser() if weights else None,
             decode_workers_text=_text(DECODE_WORKERS_ENV),
-            mujoco_gl=_text(MUJOCO_GL_ENV) or MUJOCO_GL_DEFAULT,
+            mujoco_gl=_text(MUJOCO_GL_ENV) or mujoco_gl_default(),
             max_networks_text=_text(MAX_NETWORKS_ENV),
             network_cache_gib_text=_text(NETWORK_CACHE_GIB_ENV),
             columns_text=_text(COLUMNS_ENV),

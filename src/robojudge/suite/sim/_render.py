@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import platform
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -122,12 +123,25 @@ def check_rendering(gl: str) -> None:
     reason = _render_failure(gl)
     if reason is None:
         return
+    raise SimBuildError(f"MuJoCo cannot render with MUJOCO_GL={gl} ({reason}): {render_fix(gl)}; or run "
+                        "the demo without the simulator: robojudge demo --suite synthetic")
+
+
+def render_fix(gl: str) -> str:
+    """What to do where MuJoCo cannot render with ``gl``, on this system as :func:`platform.system` names
+    it (MuJoCo takes ``egl``, ``osmesa`` and ``glx`` on Linux only, ``cgl`` on macOS only, ``wgl`` on
+    Windows only, ``glfw`` everywhere)."""
+    system = platform.system()
+    if system == "Darwin":
+        return ("use MUJOCO_GL=cgl, macOS's own OpenGL, which needs no window" if gl != "cgl" else
+                "use MUJOCO_GL=glfw, which renders in a logged-in desktop session")
+    if system != "Linux":  # Windows and the rest: MuJoCo renders through GLFW there
+        return ("use MUJOCO_GL=glfw" if gl not in ("glfw", "wgl") else
+                "MuJoCo renders through GLFW here and needs an OpenGL driver: install the graphics card's")
     egl = ("Mesa's EGL, which renders without a display or a GPU (on Debian and Ubuntu: apt-get install "
            "libegl1 libegl-mesa0 libgl1-mesa-dri)")
-    fix = (f"install {egl}, or use MUJOCO_GL=osmesa (with libosmesa6)" if gl == "egl" else
-           f"use MUJOCO_GL=egl: {egl}")
-    raise SimBuildError(f"MuJoCo cannot render with MUJOCO_GL={gl} ({reason}): {fix}; or run the demo "
-                        "without the simulator: robojudge demo --suite synthetic")
+    return (f"install {egl}, or use MUJOCO_GL=osmesa (with libosmesa6)" if gl == "egl" else
+            f"use MUJOCO_GL=egl: {egl}")
 
 
 class SceneRenderer:
