@@ -110,3 +110,22 @@ def test_two_dense_generators_never_share_a_table_file_and_long_names_fit(tmp_pa
         names += [p.name for p in frontier_table(audit).write(tmp_path / "tables")]
     assert len(names) == len(set(names)) and "acceleration_x_y.csv" in names
     assert max(len(n) for n in names) < 100
+
+
+def test_generators_named_alike_but_for_case_get_files_apart_where_case_is_ignored(tmp_path) -> None:
+    # "Wan" and "wan" wrote acceleration_Wan.* and acceleration_wan.*: one file on macOS and Windows,
+    # where the second audit's tables replaced the first's and the list still named both.
+    from robojudge.meta import GenerationCost, acceleration_audit
+    from robojudge.report import frontier_table
+    from robojudge.report._audit import retention_table
+
+    names: list[str] = []
+    for dense in ("Wan", "wan", "WAN"):
+        scores = {g: {"sharp": {"c1": 1.0, "c2": 2.0}} for g in (dense, "fast")}
+        audit = acceleration_audit(dense, scores, {"sharp": True}, {"fast": GenerationCost(seconds=1.0)},
+                                   ["fast"], bootstrap=0)
+        names += [p.name for t in (frontier_table(audit), retention_table(audit))
+                  for p in t.write(tmp_path / "tables")]
+    assert len({n.casefold() for n in names}) == len(names) == 18, names
+    assert "acceleration_wan.csv" in names  # a lower-case plain name is kept as it is
+    assert len(list((tmp_path / "tables").iterdir())) == 18

@@ -7,14 +7,19 @@ next to the new summary, and must keep every file the report did not write.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
+import pytest
 from _report_data import higher_is_better, write_run
 from typer.testing import CliRunner
 
+from robojudge._files import replacing
 from robojudge.cli import app
 from robojudge.report import write_html_report
-from robojudge.report._html import WRITTEN
+from robojudge.report._html import WRITTEN, stage_tables
+from robojudge.report._tables import Table, text
 
 
 def _one_generator(manifest: Path, generator: str) -> Path:
@@ -96,3 +101,56 @@ def test_every_table_the_report_writes_is_known_by_name() -> None:
     assert len(found) > 20
     for fmt, stem, brace in found:
         assert report_table_name(stem + ("gen-0" if fmt and brace else "")), stem
+
+
+@pytest.fixture
+def case_ignored(monkeypatch: pytest.MonkeyPatch):
+    """Renames and removals that reach a file whatever the case of its name, as on APFS and NTFS (no
+    such file system can be mounted here): a name finds the entry whose name equals it but for case."""
+    real_replace, real_unlink = os.replace, Path.unlink
+
+    def entry(path: Path) -> Path:
+        return next((p for p in path.parent.iterdir() if p.name.casefold() == path.name.casefold()), path)
+
+    def replace(src: Any, dst: Any) -> None:
+        old = entry(Path(dst))
+        if old != Path(dst):
+            real_unlink(old)  # the one entry takes the new spelling
+        real_replace(src, dst)
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        real_unlink(entry(self), missing_ok=missing_ok)
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(Path, "unlink", unlink)
+
+
+def _table(name: str, value: str) -> Table:
+    table = Table(name, "t", ["a"])
+    table.add([text(value)])
+    return table
+
+
+@pytest.mark.usefixtures("case_ignored")
+def test_a_table_renamed_by_case_only_is_kept_where_case_is_ignored(tmp_path: Path) -> None:
+    # The generator Wan renamed wan between two reports: the second wrote acceleration_wan.* and then
+    # removed acceleration_Wan.*, which on macOS and Windows is the same file, so no table was left.
+    folder = tmp_path / "tables"
+    with replacing() as files:
+        stage_tables(files, [_table("acceleration_Wan", "first"), _table("summary", "1")], folder)
+    with replacing() as files:
+        written, _ = stage_tables(files, [_table("acceleration_wan", "second"), _table("summary", "2")],
+                                  folder)
+    assert sorted(p.name for p in folder.iterdir() if p.name != WRITTEN) == sorted(p.name for p in written)
+    assert "second" in (folder / "acceleration_wan.csv").read_text(encoding="utf-8")
+    assert "2" in (folder / "summary.md").read_text(encoding="utf-8")
+
+
+def test_a_table_renamed_by_case_only_leaves_no_old_file_where_case_counts(tmp_path: Path) -> None:
+    folder = tmp_path / "tables"
+    with replacing() as files:
+        stage_tables(files, [_table("acceleration_Wan", "first")], folder)
+    with replacing() as files:
+        stage_tables(files, [_table("acceleration_wan", "second")], folder)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["acceleration_wan.csv", "acceleration_wan.md", "acceleration_wan.tex", WRITTEN])

@@ -43,11 +43,12 @@ _STEM_CHARS = 60
 
 def _stem(name: str) -> str:
     """A generator name made safe for a file stem and an element id (names come from manifests): kept
-    where it is short and plain, else its plain characters (at most 60) and a hash of the whole name, so
-    that two names never share a file (``x y`` and ``x_y`` did) and none is too long for one (a
+    where it is short, plain and lower case, else its plain characters (at most 60) and a hash of the
+    whole name, so that two names never share a file (``x y`` and ``x_y`` did), not even where the file
+    system ignores case (macOS, Windows: ``Wan`` and ``wan`` did), and none is too long for one (a
     250-character name stopped the report)."""
     safe = re.sub(r"[^A-Za-z0-9_-]+", "_", name).strip("_") or "_"
-    if safe == name and len(name) <= _STEM_CHARS:
+    if safe == name and name == name.lower() and len(name) <= _STEM_CHARS:
         return name
     return f"{safe[:_STEM_CHARS]}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 

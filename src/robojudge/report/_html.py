@@ -424,16 +424,26 @@ def stage_tables(files: Staged, tables: Sequence[Table], folder: Path) -> tuple[
     listed = folder / WRITTEN
     unlisted = not listed.exists() and (folder.parent / "index.html").is_file()
     before = _earlier_tables(folder) if unlisted else _listed(listed)
+    # A name that differs only in case from one written now (a generator renamed from Wan to wan) is
+    # removed before the writes, the others after: where the file system ignores case (macOS, Windows)
+    # the two names are one file, and removing it last took the table just written.
+    planned = {f"{t.name}{suffix}" for t in tables for suffix in _TABLE_SUFFIXES}
+    folded = {name.casefold() for name in planned}
+    stale = sorted(before - planned)
+    removed = [name for name in stale if name.casefold() in folded and _remove(files, folder / name)]
     written = [p for t in tables for p in t.stage(files, folder)]
-    names = {p.name for p in written}
-    removed = []
-    for name in sorted(before - names):
-        gone = folder / name
-        if gone.is_file() or gone.is_symlink():
-            files.remove(gone)
-            removed.append(name)
+    names = {p.name.casefold() for p in written} | folded
+    removed += [name for name in stale if name.casefold() not in names and _remove(files, folder / name)]
     files.write_text(listed, _WRITTEN_HEAD + "".join(f"{p.name}\n" for p in written))
-    return written, removed if unlisted else []
+    return written, sorted(removed) if unlisted else []
+
+
+def _remove(files: Staged, gone: Path) -> bool:
+    """Stage the removal of ``gone`` when it is a file or a link; whether it was staged."""
+    if gone.is_file() or gone.is_symlink():
+        files.remove(gone)
+        return True
+    return False
 
 
 #: The names of the tables the report writes (and has written since its first version), besides the
