@@ -564,7 +564,7 @@ def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(p.read_text(encoding="utf-8-sig"))  # a BOM, as Windows tools write
     except FileNotFoundError:
         raise JudgeConfigError(
             f"no judges file at {p} (declare judges there, or pass --backend/--model)"

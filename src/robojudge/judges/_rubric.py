@@ -346,7 +346,7 @@ def load_rubric_file(path: str | Path) -> Rubric:
     """
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        data = tomllib.loads(p.read_text(encoding="utf-8-sig"))  # a BOM, as Windows tools write
     except OSError as exc:
         raise RubricError(f"cannot read rubric file {p}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:

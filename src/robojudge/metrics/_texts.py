@@ -41,7 +41,7 @@ def meta_gives_text(value: Any, allow_lists: bool = True) -> bool:
 
 @functools.lru_cache(maxsize=16)
 def _load(path: str, stamp: tuple[int, int, int], field: str, allow_lists: bool) -> dict[str, str]:
-    raw = Path(path).read_text(encoding="utf-8")
+    raw = Path(path).read_text(encoding="utf-8-sig")  # a BOM, as Windows tools write, is no error
     try:
         data = json.loads(raw)
     except json.JSONDecodeError:

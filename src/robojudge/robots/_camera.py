@@ -227,7 +227,7 @@ def load_calibration(path: str | Path) -> dict[str, Camera]:
     """
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json.loads(p.read_text(encoding="utf-8-sig"))  # a BOM, as Windows tools write
     except OSError as e:
         raise ValueError(f"{p}: cannot read calibration: {e.strerror or e}") from None
     except json.JSONDecodeError as e:

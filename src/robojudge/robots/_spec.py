@@ -190,7 +190,7 @@ def read_robot_spec(path: str | Path) -> RobotSpec:
     """
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a BOM, as Windows tools write, is no error
     except OSError as e:
         raise RobotSpecError(f"{p}: cannot read robot spec: {e.strerror or e}") from None
     except UnicodeDecodeError as e:

@@ -64,7 +64,7 @@ def _pick(path: Path, names: list[str], columns: np.ndarray, joints: Sequence[st
 
 
 def _read_csv(path: Path, joints: Sequence[str]) -> np.ndarray:
-    with path.open(newline="", encoding="utf-8") as f:
+    with path.open(newline="", encoding="utf-8-sig") as f:  # a BOM, as Windows tools write
         rows = list(csv.reader(f))
     if not rows:
         raise ValueError(f"{path}: empty file; expected a header row of joint names")

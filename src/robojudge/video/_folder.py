@@ -193,7 +193,7 @@ def folder_rate(folder: Path) -> tuple[float, tuple[str, ...]]:
     for name in ("fps.txt", "fps"):
         candidate = folder / name
         if candidate.is_file():
-            text = candidate.read_text(errors="replace").strip()
+            text = candidate.read_text(encoding="utf-8-sig", errors="replace").strip()  # a BOM is no error
             try:
                 value = float(text)
             except ValueError:
