@@ -121,7 +121,8 @@ VARIABLES: tuple[Variable, ...] = (
         FRAME_MEMORY_GIB_ENV,
         "Most GiB of decoded frames a video read at once may hold (`0`: no limit); a larger one is an error "
         "row saying how to shrink it (`--max-side`, `--max-frames`).",
-        "50% of the memory available when the video is read (shared among `--workers` processes)",
+        "50% of the memory available when the video is read (shared among `--workers` processes); on "
+        "macOS 50% of the physical memory; on Windows no limit",
     ),
     Variable(
         MUJOCO_GL_ENV,

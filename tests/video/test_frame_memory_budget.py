@@ -110,7 +110,8 @@ def test_available_memory_is_meminfo_capped_by_the_control_group(tmp_path: Path,
     assert available_memory(meminfo, proc, root) == GIB + GIB // 2
     (root / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712")  # v1's "no limit"
     assert available_memory(meminfo, proc, root) == 4 * GIB
-    assert available_memory(tmp_path / "none", tmp_path / "none", root) is None  # not Linux: no limit
+    # Windows: no /proc, no os.sysconf, no limit
+    assert available_memory(tmp_path / "none", tmp_path / "none", root, sysconf_names=()) is None
     monkeypatch.delenv("ROBOJUDGE_FRAME_MEMORY_GIB", raising=False)
     budget = frame_budget()
     assert budget is None or budget[1].startswith("50% of the ")
@@ -122,7 +123,7 @@ def test_worker_processes_share_the_budget(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("ROBOJUDGE_FRAME_MEMORY_GIB", raising=False)
     import robojudge.video._memory as memory
 
-    monkeypatch.setattr(memory, "available_memory", lambda: 10 * GIB)
+    monkeypatch.setattr(memory, "_memory_room", lambda: (10 * GIB, "memory available now"))
     assert frame_budget() == (5 * GIB, "50% of the 10.0 GiB of memory available now")
     try:
         set_frame_memory_share(0.5)  # what each of 2 workers of a LocalProcessExecutor gets
@@ -183,3 +184,20 @@ def test_an_address_space_limit_caps_the_budget(tmp_path: Path) -> None:
     assert "100 frames of 320x240 would hold 22.0 MiB" in done.stdout
     assert "this process may still map under its address-space limit (ulimit -v)" in done.stdout
     assert "--max-side 640" in done.stdout
+
+
+def test_without_proc_the_budget_comes_from_sysconf(tmp_path: Path) -> None:
+    # Before, without /proc (macOS, the BSDs) there was no budget at all: a 17 GiB native read of 3,000
+    # 1080p frames was let through on a 16 GB laptop, which then swapped.
+    none = tmp_path / "none"
+    total = next(int(ln.split()[1]) * 1024 for ln in Path("/proc/meminfo").read_text().splitlines()
+                 if ln.startswith("MemTotal:"))
+    room = available_memory(none, none, none)  # here: SC_AVPHYS_PAGES, the free memory
+    assert room is not None and 0 < room <= total
+
+    from robojudge.video._memory import _memory_room
+
+    # macOS has SC_PHYS_PAGES and no SC_AVPHYS_PAGES: the physical memory, as MemTotal counts it
+    assert _memory_room(none, none, none, sysconf_names={"SC_PHYS_PAGES"}) == (total, "physical memory")
+    _, what = _memory_room(none, none, none, sysconf_names={"SC_PHYS_PAGES", "SC_AVPHYS_PAGES"})
+    assert what == "memory available now"

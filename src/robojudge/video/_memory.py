@@ -10,13 +10,17 @@ row is an error saying so, and the run goes on.
 
 The budget is ``ROBOJUDGE_FRAME_MEMORY_GIB`` when set (``0``: no limit), else :data:`FRACTION` of the
 memory available when the video is read: Linux's ``MemAvailable``, or less when the process's control
-group (a container, a SLURM job) has a lower limit. A limit on the process's address space
-(``ulimit -v``, which SGE's ``h_vmem`` and PBS's ``vmem`` set) caps it too: past it NumPy cannot
-allocate the frames. Where none can be read, nothing is refused.
+group (a container, a SLURM job) has a lower limit. Without ``/proc`` it is the free memory
+``os.sysconf`` reports (``SC_AVPHYS_PAGES``), else, on macOS, which reports only that, the physical memory
+(``SC_PHYS_PAGES``). A limit on the process's address space (``ulimit -v``, which SGE's ``h_vmem`` and
+PBS's ``vmem`` set) caps it too: past it NumPy cannot allocate the frames. Where none can be read
+(Windows, which has no ``os.sysconf``), nothing is refused.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Collection
 from pathlib import Path
 
 from robojudge import settings
@@ -94,13 +98,46 @@ def _cgroup_room(proc_cgroup: Path, root: Path) -> int | None:
     return min(rooms) if rooms else None
 
 
-def available_memory(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = PROC_CGROUP,
-                     cgroup_root: Path = CGROUP_ROOT) -> int | None:
-    """Bytes this process can still take: ``MemAvailable``, capped by its control group's room; None
-    when neither can be read (not Linux)."""
+def _sysconf_memory(names: Collection[str] | None = None) -> tuple[int, str] | None:
+    """Bytes of memory as ``os.sysconf`` counts them, and what they are: the free memory
+    (``SC_AVPHYS_PAGES``), else the physical memory (``SC_PHYS_PAGES``, all macOS has); None where
+    neither is known (Windows). ``names``: the ones this system has (``os.sysconf_names``)."""
+    sysconf = getattr(os, "sysconf", None)
+    if sysconf is None:
+        return None
+    have = os.sysconf_names if names is None else names
+    for name, what in (("SC_AVPHYS_PAGES", "memory available now"), ("SC_PHYS_PAGES", "physical memory")):
+        if name not in have:
+            continue
+        try:
+            pages, size = sysconf(name), sysconf("SC_PAGE_SIZE")
+        except (OSError, ValueError):
+            continue
+        if pages > 0 and size > 0:
+            return pages * size, what
+    return None
+
+
+def _memory_room(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = PROC_CGROUP,
+                 cgroup_root: Path = CGROUP_ROOT, sysconf_names: Collection[str] | None = None
+                 ) -> tuple[int, str] | None:
+    """:func:`available_memory`, and what it is (``memory available now``, or ``physical memory``)."""
     found = [v for v in (_kib_field(meminfo, "MemAvailable"), _cgroup_room(proc_cgroup, cgroup_root))
              if v is not None]
-    return min(found) if found else None
+    if found:
+        return min(found), "memory available now"
+    return _sysconf_memory(sysconf_names)
+
+
+def available_memory(meminfo: Path = Path("/proc/meminfo"), proc_cgroup: Path = PROC_CGROUP,
+                     cgroup_root: Path = CGROUP_ROOT, sysconf_names: Collection[str] | None = None
+                     ) -> int | None:
+    """Bytes this process can still take: ``MemAvailable``, capped by its control group's room; without
+    ``/proc`` (macOS, the BSDs) what ``os.sysconf`` knows, the free memory, else the physical memory
+    (macOS); None when nothing can be read (Windows). ``sysconf_names``: the ``os.sysconf`` names this
+    system has (default ``os.sysconf_names``)."""
+    room = _memory_room(meminfo, proc_cgroup, cgroup_root, sysconf_names)
+    return None if room is None else room[0]
 
 
 def address_space_room(status: Path = Path("/proc/self/status")) -> int | None:
@@ -124,11 +161,11 @@ def frame_budget() -> tuple[int, str] | None:
     if given is not None:
         return (given, f"{settings.FRAME_MEMORY_GIB_ENV}={given / _GIB:g}") if given else None
     budgets = []
-    room = available_memory()
+    room = _memory_room()
     if room is not None:
         workers = "" if _share == 1.0 else f", shared by {round(1 / _share)} worker processes"
-        budgets.append((int(FRACTION * _share * room),
-                        f"{FRACTION:.0%} of the {_size(room)} of memory available now{workers}"))
+        budgets.append((int(FRACTION * _share * room[0]),
+                        f"{FRACTION:.0%} of the {_size(room[0])} of {room[1]}{workers}"))
     space = address_space_room()
     if space is not None:
         budgets.append((int(FRACTION * space), f"{FRACTION:.0%} of the {_size(space)} this process may still "
