@@ -176,6 +176,23 @@ def unwritable_name(value: str) -> str | None:
     return None
 
 
+def _backslash_hint(value: str, root: Path) -> str:
+    """What to add to "file not found" for a path written with ``\\`` (a manifest made on Windows with
+    ``str(path)``) where ``\\`` separates no folders, as on Linux and macOS: the ``/`` form when that
+    exists."""
+    if "\\" not in value or os.sep == "\\":
+        return ""
+    slashed = value.replace("\\", "/")
+    there = Path(slashed) if Path(slashed).is_absolute() else root / slashed
+    try:
+        exists = there.exists()
+    except (OSError, ValueError):
+        exists = False
+    if exists:
+        return f"; a Windows path: use / between folders ({slashed} exists)"
+    return "; \\ separates no folders here: use /"
+
+
 def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
     """Check that every path a raw record names exists, without opening anything.
 
@@ -202,7 +219,7 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
             mode = os.stat(full).st_mode
         except (FileNotFoundError, NotADirectoryError):
             where = "" if given.is_absolute() else f" (looked for {full})"
-            out.append((field, f"file not found: {value}{where}"))
+            out.append((field, f"file not found: {value}{where}{_backslash_hint(value, root)}"))
             continue
         except OSError as exc:
             out.append((field, _unusable(value, full, exc)))

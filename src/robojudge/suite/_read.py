@@ -107,6 +107,8 @@ def iter_records(path: Path, shown: str) -> Iterator[RawRecord]:
         raise ManifestError([file_problem(shown, "manifest file not found")])
     if not path.is_file():
         raise ManifestError([file_problem(shown, "manifest path is not a regular file")])
+    if reader is not _read_parquet:
+        _refuse_utf16(path, shown)
     try:
         yield from reader(path, shown)
     except OSError as e:
@@ -383,6 +385,21 @@ def _unterminated(record: list[str]) -> bool:
     except csv.Error as e:
         return "unexpected end of data" in str(e)
     return False
+
+
+def _refuse_utf16(path: Path, shown: str) -> None:
+    """Refuse a UTF-16 text manifest as a whole, saying so: Windows PowerShell 5's ``>`` and ``Out-File``
+    write UTF-16 with a byte-order mark, which read as UTF-8 gave a "not valid UTF-8" line and then an
+    "invalid JSON" for every other line."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(2)
+    except OSError:
+        return  # (the reader says what is wrong with the file)
+    if head in (b"\xff\xfe", b"\xfe\xff"):
+        raise ManifestError([file_problem(
+            shown, "is UTF-16 (as Windows PowerShell's > and Out-File write it), not UTF-8: save it as UTF-8 "
+                   "(PowerShell: Set-Content -Encoding utf8, or Out-File -Encoding utf8)")])
 
 
 def _not_utf8(path: Path, shown: str, error: UnicodeDecodeError) -> ManifestProblem:

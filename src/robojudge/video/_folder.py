@@ -193,7 +193,11 @@ def folder_rate(folder: Path) -> tuple[float, tuple[str, ...]]:
     for name in ("fps.txt", "fps"):
         candidate = folder / name
         if candidate.is_file():
-            text = candidate.read_text(encoding="utf-8-sig", errors="replace").strip()  # a BOM is no error
+            raw = candidate.read_bytes()
+            if raw.startswith((b"\xff\xfe", b"\xfe\xff")):  # as Windows PowerShell's > and Out-File write
+                raise VideoError(folder, f"{name} is UTF-16 (as Windows PowerShell's > and Out-File write "
+                                         "it), not UTF-8: save it as UTF-8 (Set-Content -Encoding utf8)")
+            text = raw.decode("utf-8-sig", errors="replace").strip()  # a BOM is no error
             try:
                 value = float(text)
             except ValueError:
