@@ -24,7 +24,7 @@ import secrets
 import shutil
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -74,6 +74,20 @@ class LinkedFolderError(OSError):
     through it."""
 
 
+class PartlyReplacedError(OSError):
+    """The renames that end a :func:`replacing` block stopped part way (on Windows, a file held open by
+    another program, a spreadsheet showing a CSV, cannot be replaced): ``replaced`` holds the targets
+    already replaced or removed, in order; the others are as they were. Otherwise the error it wraps
+    (same errno, message and file)."""
+
+    def __init__(self, error: OSError, replaced: Sequence[Path]) -> None:
+        if error.errno is None:
+            super().__init__(*error.args)
+        else:
+            super().__init__(error.errno, error.strerror, error.filename)
+        self.replaced = tuple(replaced)
+
+
 def _inside(path: str, root: str) -> bool:
     return os.path.commonpath([path, root]) == root
 
@@ -91,6 +105,7 @@ class Staged:
 
     def __init__(self, root: str | os.PathLike[str] | None = None, *, named: bool = False) -> None:
         self._plan: list[tuple[Path, Path | None]] = []  # (target, its temporary file; None: remove it)
+        self._done: list[Path] = []  # the targets the commit has replaced or removed so far
         self._last: Path | None = None
         self._root = None if root is None else Path(root)
         self._user_named = named
@@ -168,6 +183,7 @@ class Staged:
                 with contextlib.suppress(OSError):  # a file replaced keeps its permissions (chmod 600)
                     shutil.copymode(final, tmp)
                 os.replace(tmp, final)
+            self._done.append(final)
 
     def _discard(self) -> None:
         for _, tmp in self._plan:
@@ -206,7 +222,9 @@ def replacing(root: str | os.PathLike[str] | None = None, *, named: bool = False
     error, they are renamed onto their targets in the order they were given (give the file that points
     at the others last: a report's page after its tables), and :meth:`Staged.remove` removals are made in
     their turn. When it raises (a full disk, Ctrl-C), the temporary files are removed and no target is
-    touched. An ``OSError`` is raised again naming the target being written (see :meth:`Staged._named`).
+    touched. An ``OSError`` is raised again naming the target being written (see :meth:`Staged._named`);
+    one raised by the renames themselves, after some targets were replaced, as a
+    :class:`PartlyReplacedError` that lists them.
 
     ``root`` is the output folder the files are written into, if any: a folder in it leading out of it is
     refused, and, unless the user ``named`` it (``--out``), links in it are followed only while they stay
@@ -227,6 +245,8 @@ def replacing(root: str | os.PathLike[str] | None = None, *, named: bool = False
         staged._commit()
     except OSError as exc:
         as_asked = staged._named(exc)
+        if staged._done:  # some targets are the new files already: say which
+            raise PartlyReplacedError(as_asked, staged._done) from exc
         if as_asked is exc:
             raise
         raise as_asked from exc

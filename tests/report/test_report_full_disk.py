@@ -80,3 +80,33 @@ def test_a_report_rerun_past_the_limit_keeps_the_old_page_and_tables(tmp_path: P
     assert said == [f"error: cannot write {out / 'index.html'}: File too large; "
                                        f"index.html and tables/ in {out} are as they were"]
     assert snapshot(out) == before  # every file as it was, and no temporary file left
+
+
+def test_a_rerun_stopped_part_way_through_its_renames_names_the_files_replaced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # On Windows a table open in a spreadsheet cannot be replaced; here the list of tables, renamed after
+    # them, is a folder, which no file can replace either. The tables before it are the new ones by then.
+    from robojudge.cli import main
+
+    url, manifest = write_run(tmp_path / "run", judge=False)
+    out = tmp_path / "report"
+    write_html_report(url, out, manifest=manifest, higher_is_better=higher_is_better, bootstrap=0)
+    with ResultStore(url) as store:  # a judge scored since: the new report's tables differ
+        store.add([r for r in build_rows(build_items()) if r.metric.startswith("judge:")])
+    listed = out / "tables" / "written_by_robojudge.txt"
+    listed.unlink()
+    listed.mkdir()
+    before = snapshot(out)
+    with pytest.raises(SystemExit) as done:
+        main(["report", str(tmp_path / "run"), "--out", str(out), "--bootstrap", "0"])
+    assert done.value.code == 2
+    after = snapshot(out)
+    changed = sorted(Path(k).as_posix() for k in after if before.get(k) != after[k])
+    assert "tables/summary.csv" in changed and "index.html" not in changed
+    said = " ".join(ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("error:"))
+    # Before: "index.html and tables/ in ... are as they were", though the summary tables were new.
+    assert said.startswith(f"error: cannot write {listed}: Is a directory; ")
+    assert f"file(s) in {out} are already the new report's (replaced or removed: " in said
+    named = said.split("(replaced or removed: ")[1].split(")")[0].split(", ")
+    assert set(changed) <= set(named), (changed, named)
+    assert "index.html and the other tables are the previous report's" in said

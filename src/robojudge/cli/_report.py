@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED
-from robojudge._files import LinkedFolderError, refuse_linked_folders
+from robojudge._files import LinkedFolderError, PartlyReplacedError, refuse_linked_folders
 from robojudge.cli._common import (
     E1_HELP,
     MANIFEST_STORE,
@@ -183,7 +183,7 @@ def report(
     except OSError as exc:  # a full disk, a file-size limit: the page and its tables are replaced together
         if not _written_into(folder, exc):
             raise
-        raise fail(write_error(folder, exc, f"index.html and tables/ in {folder} are as they were")) from None
+        raise fail(write_error(folder, exc, _kept(folder, exc))) from None
     if summary is not None:
         _print_summary(summary, folder)
     if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)
@@ -221,6 +221,18 @@ def _print_summary(summary: Table | None, folder: Path) -> None:
         print_table(summary)
         console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv)",
                       highlight=False)
+
+
+def _kept(folder: Path, exc: OSError) -> str:
+    """What a report that could not be written left of the previous one in ``folder``: all of it, unless
+    the renames that put the new files in place stopped part way (:class:`PartlyReplacedError`)."""
+    if not isinstance(exc, PartlyReplacedError) or not exc.replaced:
+        return f"index.html and tables/ in {folder} are as they were"
+    names = ", ".join(p.relative_to(folder).as_posix() if p.is_relative_to(folder) else str(p)
+                      for p in exc.replaced)
+    return (f"{len(exc.replaced)} file(s) in {folder} are already the new report's (replaced or removed: "
+            f"{names}); index.html and the other tables are the previous report's: run the report again "
+            "once the file can be written (on Windows, close the program that holds it open)")
 
 
 def _written_into(folder: Path, exc: OSError) -> bool:
