@@ -109,4 +109,4 @@ def test_a_rerun_stopped_part_way_through_its_renames_names_the_files_replaced(
     assert f"file(s) in {out} are already the new report's (replaced or removed: " in said
     named = said.split("(replaced or removed: ")[1].split(")")[0].split(", ")
     assert set(changed) <= set(named), (changed, named)
-    assert "index.html and the other tables are the previous report's" in said
+    assert "; the other files are as they were: run the report again" in said

@@ -133,7 +133,8 @@ def report(
         except OSError as exc:  # a full disk, a file-size limit
             if not _written_into(folder, exc):
                 raise
-            raise fail(write_error(folder, exc, f"the summary in {folder} is as it was")) from None
+            whole = f"the summary in {folder} is as it was"
+            raise fail(write_error(folder, exc, _kept(folder, exc, whole))) from None
         # printed once every file is written: a reader that stops early (`| head`) loses none of them
         summary = summary_table(summaries, by, f"results by {by}")
         if suite is not None:
@@ -183,7 +184,8 @@ def report(
     except OSError as exc:  # a full disk, a file-size limit: the page and its tables are replaced together
         if not _written_into(folder, exc):
             raise
-        raise fail(write_error(folder, exc, _kept(folder, exc))) from None
+        whole = f"index.html and tables/ in {folder} are as they were"
+        raise fail(write_error(folder, exc, _kept(folder, exc, whole))) from None
     if summary is not None:
         _print_summary(summary, folder)
     if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)
@@ -223,16 +225,17 @@ def _print_summary(summary: Table | None, folder: Path) -> None:
                       highlight=False)
 
 
-def _kept(folder: Path, exc: OSError) -> str:
-    """What a report that could not be written left of the previous one in ``folder``: all of it, unless
-    the renames that put the new files in place stopped part way (:class:`PartlyReplacedError`)."""
+def _kept(folder: Path, exc: OSError, whole: str) -> str:
+    """What a report that could not be written left of the previous one in ``folder``: all of it
+    (``whole`` says so), unless the renames that put the new files in place stopped part way
+    (:class:`PartlyReplacedError`)."""
     if not isinstance(exc, PartlyReplacedError) or not exc.replaced:
-        return f"index.html and tables/ in {folder} are as they were"
+        return whole
     names = ", ".join(p.relative_to(folder).as_posix() if p.is_relative_to(folder) else str(p)
                       for p in exc.replaced)
     return (f"{len(exc.replaced)} file(s) in {folder} are already the new report's (replaced or removed: "
-            f"{names}); index.html and the other tables are the previous report's: run the report again "
-            "once the file can be written (on Windows, close the program that holds it open)")
+            f"{names}); the other files are as they were: run the report again once the file can be "
+            "written (on Windows, close the program that holds it open)")
 
 
 def _written_into(folder: Path, exc: OSError) -> bool:
