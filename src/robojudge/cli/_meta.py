@@ -1,12 +1,13 @@
-"""``robojudge meta ...``: agreement of judges with human scores, linear-fit comparison of scores, and
-segment-level agreement of scores with Good/Medium/Bad verdicts."""
+"""``robojudge meta ...``: agreement of judges with human scores, linear-fit comparison of scores,
+segment-level agreement of scores with Good/Medium/Bad verdicts, and video-level rank agreement per
+embodiment (RoboWorM Table D5)."""
 
 from __future__ import annotations
 
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.cells import cell_len
@@ -14,20 +15,26 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge import DEFAULT_SEED, PAPER_REPLICATES
-from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._common import check_out_folder, console, err_console, fail
 from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import (
     APPROXIMATE_CLUSTERS,
     DISPUTED_CHOICES,
     OVERALL,
     AgreementReport,
+    EmbodimentAgreement,
     Estimate,
+    MultiviewTable,
     ScoreTableError,
     agreement_from_csv,
     fit_from_csv,
     lone_clusters_note,
+    multiview_from_csv,
     segments_from_csv,
 )
+
+if TYPE_CHECKING:
+    from robojudge.report import Table as ReportTable
 
 app = typer.Typer(help="Meta-evaluation: how well judges and scores agree with human ratings.",
                   no_args_is_help=True)
@@ -412,3 +419,126 @@ def segments(
             row += ["-", "-"] if p is None else [_span(*p.macro), _span(*p.micro)]
             t.add_row(name, *row)
         print_table(t)
+
+
+#: Suffix of a ``meta multiview --score`` column whose lower values are better (it is negated first).
+LOWER_BETTER = ":lower-better"
+
+
+def _multiview_scores(specs: list[str]) -> dict[str, bool]:
+    """``--score`` values (repeatable, each a comma-separated list) as {column: higher_is_better}."""
+    scores: dict[str, bool] = {}
+    for spec in specs:
+        for part in spec.split(","):
+            s = part.strip()
+            name = s.removesuffix(LOWER_BETTER).strip()
+            if not name:
+                raise fail(f"--score {spec!r}: an empty column name; give COL[,COL...], each optionally "
+                           f"ending in {LOWER_BETTER}")
+            if name in scores:
+                raise fail(f"--score {name!r} is given more than once; give each score column once")
+            scores[name] = not s.endswith(LOWER_BETTER)
+    return scores
+
+
+def _multiview_report(result: MultiviewTable, target: str) -> ReportTable:
+    """The Table D5 layout of ``result`` as a report table (written as CSV, Markdown and LaTeX):
+    one row per score, rho and rank accuracy per group, then their means; best per column bold."""
+    from robojudge.report import Cell, Table
+
+    groups = result.groups
+    by = result.group_column or "group"
+    cols = ["method"] + [f"{g} {s}" for g in groups for s in ("rho", "RankAcc")] + ["mean rho",
+                                                                                    "mean RankAcc"]
+    note = (f"Per {by}: Spearman's rho and pairwise rank accuracy (a pair the method ties counts as an "
+            f"error) against {target}, then the mean over the {len(groups)} group(s) where defined. "
+            "Videos per group: " + ", ".join(f"{g} {result.videos[g]}" for g in groups) + ".")
+    table = Table("multiview", f"Agreement with {target} per {by} (RoboWorM Table D5)", cols, note=note)
+    for name, agreement in result.scores.items():
+        cells = [Cell(text=name)]
+        for g in groups:
+            a = agreement.groups[g]
+            cells += [Cell(a.rho), Cell(a.rank_accuracy)]
+        table.add([*cells, Cell(agreement.rho), Cell(agreement.rank_accuracy)])
+    if len(table.rows) > 1:
+        for k in range(1, len(cols)):
+            table.mark_best(k, higher=True)
+    return table
+
+
+def _multiview_notes(result: MultiviewTable) -> list[str]:
+    """Unscored videos, undefined values and means over fewer groups than the table has."""
+    notes = []
+    if result.unlabelled:
+        notes.append(f"{result.unlabelled} row(s) without a reference rating left out")
+    for name, agreement in result.scores.items():
+        unscored = [f"{g} {a.unscored}" for g, a in agreement.groups.items() if a.unscored]
+        if unscored:
+            notes.append(f"{name}: videos without a score, left out: {', '.join(unscored)}")
+        why = [f"{g} ({a.why})" for g, a in agreement.groups.items() if a.why is not None]
+        if why:
+            notes.append(f"{name}: no rho for {', '.join(why)}")
+        n = len(agreement.groups)
+        if 0 < agreement.defined < n or 0 < agreement.defined_accuracy < n:
+            notes.append(f"{name}: mean rho over {agreement.defined} and mean RankAcc over "
+                         f"{agreement.defined_accuracy} of the {n} groups")
+    return notes
+
+
+def _multiview_json(a: EmbodimentAgreement) -> dict[str, Any]:
+    """One score's agreement for ``--json``: the means, how many groups each averages, and per group."""
+    groups = {g: {"rho": _num(x.rho), "rank_accuracy": _num(x.rank_accuracy), "n": x.n,
+                  "unscored": x.unscored, **({"why": x.why} if x.why else {})}
+              for g, x in a.groups.items()}
+    return {"rho": _num(a.rho), "rank_accuracy": _num(a.rank_accuracy), "groups_rho": a.defined,
+            "groups_rank_accuracy": a.defined_accuracy, "groups": groups}
+
+
+@app.command("multiview")
+def multiview(
+    path: Path = typer.Option(..., "--in", help="CSV with one row per video."),
+    score: list[str] = typer.Option(..., "--score", help=(
+        "Score column(s): COL[,COL...] or repeated; higher means better (RIGIS; a VLM's majority verdict, "
+        f"Bad 1, Medium 2, Good 3, or the words) unless it ends in {LOWER_BETTER}.")),
+    target: str = typer.Option(..., "--target", help="Column of the reference rating (human, or planted); "
+                               "numbers, or Bad/Medium/Good."),
+    group: str | None = typer.Option(None, "--group", help="Column of the group (embodiment) \\[default: "
+                                     "one group]."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write multiview.{csv,md,tex} here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Spearman's rho and pairwise rank accuracy of scores against a video-level rating, per group and
+    averaged over groups (RoboWorM Table D5, docs/meta.md).
+
+    A pair the method ties counts as an error of its rank accuracy, as the paper counts it: a VLM's
+    three-level verdict ties many pairs. A blank score is a video that method did not score; a row with
+    a blank target is left out and counted.
+    """
+    scores = _multiview_scores(score)
+    if out is not None:
+        check_out_folder(out)
+    try:
+        result = multiview_from_csv(path, scores, target=target, group=group)
+    except ScoreTableError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        body = {"file": str(path), "target": target, "group": group, "unlabelled": result.unlabelled,
+                "videos": result.videos,
+                "scores": {name: {"higher_is_better": result.higher_is_better[name], **_multiview_json(a)}
+                           for name, a in result.scores.items()}}
+        typer.echo(json.dumps(body, indent=2))
+    else:
+        table = _multiview_report(result, target)
+        t = Table(title=escape(table.title), title_justify="left")
+        for k, col in enumerate(table.columns):
+            add_column(t, col, fold=k == 0)
+        for row in table.rows:
+            t.add_row(*(c.formatted() if c.is_number else escape(c.formatted()) for c in row))
+        print_table(t)
+        console.print(f"note: {table.note}", highlight=False, markup=False)
+        for note in _multiview_notes(result):
+            console.print(f"note: {note}", highlight=False, markup=False)
+    if out is not None:
+        paths = _multiview_report(result, target).write(out)
+        (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",
+                                                    highlight=False, markup=False)

@@ -5,8 +5,8 @@ Point statistics of a judge against human scores (:mod:`._agreement`), agreement
 continuous scores (:mod:`._fit`), and the paired cluster bootstrap report over many judges
 (:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`), chance agreement (:mod:`._chance`), the
 generator leaderboard (:mod:`._leaderboard`) and the metric-calibrated ordinal judge
-(:mod:`._calibrated`). Score tables read from CSV files (:mod:`._tables`, what ``robojudge meta`` runs;
-pandas loads only when a file is read). See ``docs/meta.md``.
+(:mod:`._calibrated`). Score tables read from CSV files (:mod:`._tables`, :mod:`._multiview_csv`: what
+``robojudge meta`` runs; pandas loads only when a file is read). See ``docs/meta.md``.
 """
 
 from robojudge.meta._acceleration import (
@@ -92,6 +92,7 @@ from robojudge.meta._multiview import (
     embodiment_agreement,
     embodiment_table,
 )
+from robojudge.meta._multiview_csv import TABLE_D2_VERDICTS, MultiviewTable, multiview_from_csv
 from robojudge.meta._ranking import (
     BandCalibration,
     apply_bands,
@@ -165,6 +166,9 @@ __all__ = [
     "GroupAgreement",
     "embodiment_agreement",
     "embodiment_table",
+    "MultiviewTable",
+    "TABLE_D2_VERDICTS",
+    "multiview_from_csv",
     "DEFAULT_SCALE",
     "DISPUTED_CHOICES",
     "APPROXIMATE_CLUSTERS",
