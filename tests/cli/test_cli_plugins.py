@@ -67,6 +67,9 @@ def test_metrics_list_goes_on_without_the_broken_plugin_and_warns(tmp_path: Path
     (["metrics", "sets", "suite.jsonl"], False),
     (["score", "suite.jsonl"], False),
     (["judge", "suite.jsonl"], False),
+    (["leaderboard", "generators", "runs/x"], True),
+    (["leaderboard", "judges", "suite.jsonl"], True),
+    (["leaderboard", "fps-ablation", "suite.jsonl"], False),  # it judges (review rev8)
 ])
 def test_which_commands_only_read(args: list[str], expected: bool) -> None:
     assert robojudge.cli.reads_only(args) is expected

@@ -49,8 +49,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 #: never stops a report or an export of results already stored. Every other command (which computes, or
 #: may run a plugin's code) stops with one error line instead (docs/architecture.md, "Plugins").
 READS_ONLY: frozenset[tuple[str, ...]] = frozenset({
-    ("report",), ("results",), ("aggregate",), ("leaderboard",), ("meta",),
-    ("metrics", "list"), ("metrics", "info"),
+    ("report",), ("results",), ("aggregate",), ("leaderboard", "generators"), ("leaderboard", "judges"),
+    ("meta",), ("metrics", "list"), ("metrics", "info"),
 })
 
 

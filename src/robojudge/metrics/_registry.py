@@ -117,6 +117,12 @@ class TaxonomyPlace(BaseModel):
     normalization: str
 
 
+def range_slack(bound: float) -> float:
+    """How far past ``bound`` a value may lie and still count as inside a metric's range: a few units of
+    rounding (1e-9 relative, at least 1e-9), so that a statistic computed at its bound is not refused."""
+    return 1e-9 * max(1.0, abs(bound))
+
+
 class MetricSpec(BaseModel, Generic[C]):
     """Metadata of a registered metric, plus the function that computes it."""
 
@@ -238,13 +244,16 @@ class MetricSpec(BaseModel, Generic[C]):
         or it lies outside :attr:`native_range`. The one check of both ``robojudge score`` (a computed
         value) and ``robojudge results import`` (an imported one); ``shown`` is the value as the user
         wrote it (a file's cell), when not ``repr(value)``. NaN, the unscored value, is refused here too:
-        a caller that takes it as unscored checks for it first.
+        a caller that takes it as unscored checks for it first. A value past an end by no more than
+        :func:`range_slack` (rounding: the cosine of a video with itself comes out as 1.0000000000000002)
+        is inside.
         """
         if not math.isfinite(value):
             shown = repr(value) if shown is None else shown
             return f"value {shown} is not a finite number (metric {self.id!r})"
         lo, hi = self.native_range
-        if (lo is not None and value < lo) or (hi is not None and value > hi):
+        below = lo is not None and value < lo - range_slack(lo)
+        if below or (hi is not None and value > hi + range_slack(hi)):
             span = f"[{-math.inf if lo is None else lo:g}, {math.inf if hi is None else hi:g}]"
             origin = " (RoboPhys-3D taxonomy)" if self.taxonomy is not None else ""
             return f"{value!r} is outside the native range {span} of metric {self.id!r}{origin}"

@@ -141,9 +141,14 @@ def to_result_rows(
         if r.warning:
             details["warning"] = r.warning
         ok = r.status == "ok"
+        error = r.error
+        if ok and not math.isnan(r.value) and (problem := sm.spec.value_problem(r.value)) is not None:
+            # the metric broke its contract: refused as compute_metric refuses a per-item value
+            ok, error = False, (f"{problem}: not stored as a value; correct the metric (or its native_range) "
+                                "and give it a new version")
         out.append(ResultRow(
             item_id=r.item_id or group_item_id(by, r.group), metric=r.metric, config_hash=chash,
-            version=version, status="ok" if ok else "error", value=r.value if ok else None, error=r.error,
+            version=version, status="ok" if ok else "error", value=r.value if ok else None, error=error,
             details=details, config=stored_config, fingerprint=fingerprint,
         ))
     return out
