@@ -76,6 +76,13 @@ def test_macro_averages_regimes_first_and_constants_say_so():
     assert corr.loc["iq1_psnr", "iq1_ssim"] == pytest.approx(np.corrcoef(means, list(other.values()))[0, 1])
     assert math.isnan(corr.loc["cc_photometric", "iq1_psnr"])
     assert any("cc_photometric" in n and "same value in every configuration" in n for n in notes)
+    # a part measured in one configuration only is not said to be constant (review rev7 F5)
+    one = pd.DataFrame(rows + [{"generator": "g1", "regime": "a", "metric": "iq1_lpips", "value": 0.3}])
+    notes.clear()
+    corr = correlations_from_table(one, by=["generator"], of="metric", normalized=True, macro="regime",
+                                   missing="drop", note=notes.append)
+    assert not any("iq1_lpips" in n and "same value" in n for n in notes)
+    assert any("iq1_lpips" in n and "fewer than 3 configurations" in n for n in notes), notes
 
 
 def test_too_few_configurations_and_no_by_are_refused(table):

@@ -51,3 +51,29 @@ def test_group_by_field_reads_meta_values_as_text_and_refuses_a_bare_prefix() ->
     assert group_by_field(items, "meta.depth") == {"a": "3", "b": "(unset)"}
     with pytest.raises(ValueError, match="or meta.KEY for a value of the items' meta"):
         group_by_field(items, "meta.")
+
+
+def test_two_fields_and_a_key_no_item_holds_are_refused(tmp_path: Path) -> None:
+    # review rev7 F1: 'meta.substrate,generator' was read as one meta key and put every item in one
+    # '(unset)' group with exit 0; a misspelt key did the same
+    items = [Item(item_id="a", video="v.mp4", meta={"substrate": "vggt"}), Item(item_id="b", video="v.mp4")]
+    with pytest.raises(ValueError, match="report --by takes one field.*results export --by a,b"):
+        group_by_field(items, "meta.substrate,generator")
+    with pytest.raises(ValueError, match=r"meta holds .substrat. \(did you mean meta.substrate\?\)"):
+        group_by_field(items, "meta.substrat")
+    (tmp_path / "v.mp4").write_bytes(b"not opened")
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": it.item_id, "video": "v.mp4", "meta": it.meta}) + "\n"
+                                for it in items))
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add([ResultRow(i, "iq1_psnr", "h", "1", "ok", 1.0) for i in ("a", "b")])
+    for by in ("meta.substrat", "meta.substrate,generator"):
+        done = runner.invoke(build_app("report"), ["report", str(manifest), "--db", str(db), "--no-html",
+                                                   "--by", by, "--out", str(tmp_path / "rep")])
+        assert done.exit_code == 2, done.output
+    export = runner.invoke(build_app("results"), ["results", "export", "--db", str(db), "--suite",
+                                                  str(manifest), "--by", "generator,meta.substrat", "-o",
+                                                  str(tmp_path / "x.csv")])
+    assert export.exit_code != 0 and "no item's meta holds 'substrat'" in " ".join(export.output.split())
+    assert not (tmp_path / "x.csv").exists()

@@ -633,7 +633,8 @@ def correlations_from_table(
                                   f"across configurations needs at least {MIN_CONFIGURATIONS}")
     corr = frame.corr(method="pearson", min_periods=MIN_CONFIGURATIONS)
     if note is not None:
-        flat = [str(c) for c in frame.columns if frame[c].nunique(dropna=True) == 1]
+        flat = [str(c) for c in frame.columns  # (a part measured in fewer configurations: the pair note)
+                if frame[c].nunique(dropna=True) == 1 and frame[c].count() >= MIN_CONFIGURATIONS]
         if flat:
             note(f"no correlation for {', '.join(flat[:_SHOWN])}"
                  f"{f' and {len(flat) - _SHOWN} more' if len(flat) > _SHOWN else ''}: the same value in "

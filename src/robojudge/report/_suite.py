@@ -9,7 +9,7 @@ from robojudge._chars import look_alike_pairs, look_alike_reason
 from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
 from robojudge.report._unset import unset_name, unset_note
 from robojudge.store import OUTSIDE_COLUMN, ResultStore, item_columns, outside_column
-from robojudge.suite import META_PREFIX, Item, load_suite, meta_text
+from robojudge.suite import META_PREFIX, Item, load_suite, meta_key_problem, meta_text
 
 GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
 
@@ -21,9 +21,16 @@ def group_by_field(items: Iterable[Item], field: str) -> dict[str, str]:
     ``field`` is one of :data:`GROUP_FIELDS` or ``meta.KEY``, a value of the item's ``meta``
     (:func:`robojudge.suite.meta_text`: a number as JSON; an item without the key is unset).
     """
+    if "," in field:
+        raise ValueError(f"report --by takes one field, got {field!r}; for a table by two fields, write "
+                         "`robojudge results export --by a,b` and run `robojudge aggregate scores --by a,b` "
+                         "on it")
     if field not in GROUP_FIELDS and not (field.startswith(META_PREFIX) and field[len(META_PREFIX):].strip()):
         raise ValueError(f"cannot group by {field!r}; choose one of {', '.join(GROUP_FIELDS)}, or meta.KEY "
                          "for a value of the items' meta (meta.rollout_depth)")
+    items = list(items)
+    if problem := meta_key_problem(items, field):
+        raise ValueError(problem)
     values = {it.item_id: _field_text(it, field) for it in items}
     missing = unset_name(values.values())
     return {item_id: missing if v is None else v for item_id, v in values.items()}

@@ -33,7 +33,7 @@ from robojudge.store import (
     outside_column,
 )
 from robojudge.store._export import ExportFormat
-from robojudge.suite import META_PREFIX, Item, load_suite, meta_text
+from robojudge.suite import META_PREFIX, Item, load_suite, meta_key_problem, meta_text
 
 Cell = Callable[[ResultRow], str | None]
 """An export column: the cell of each row (None: empty)."""
@@ -107,7 +107,7 @@ def export_run(
             items = load_suite(Path(suite), strict=False, files="optional").items
             marker = outside_column(items)
             for f in fields:
-                if clash := _dash_clash(items, f, suite):
+                if clash := _dash_clash(items, f, suite) or meta_key_problem(items, f):
                     raise ValueError(clash)
             columns = {f: _inside_only(_by_column(items, f), marker) for f in fields}
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k not in fields}

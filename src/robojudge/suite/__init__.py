@@ -45,6 +45,7 @@ from robojudge.suite._schema import (
     Item,
     Labels,
     item_id_problem,
+    meta_key_problem,
     meta_text,
 )
 from robojudge.suite._tiling import tiling_in, tiling_known, tiling_sampling, tiling_warning
@@ -79,6 +80,7 @@ __all__ = [
     "iter_suite",
     "load_suite",
     "main_view_name",
+    "meta_key_problem",
     "meta_text",
     "same_file",
     "video_view_name",

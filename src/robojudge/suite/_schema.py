@@ -7,9 +7,10 @@ RoboPhys-3D's human score (paper 002, App. D, eq. 11): one rater's rating, or th
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -400,3 +401,20 @@ def meta_text(item: Item, key: str) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
+def meta_key_problem(items: Sequence[Item], field: str) -> str | None:
+    """Why ``--by field`` (``meta.KEY``) would put every item of ``items`` in one unset group: no item's
+    ``meta`` holds the key (a misspelt key, or the manifest lacks it), naming the keys that are there;
+    None when some item holds it, when ``field`` is no meta key, or when there are no items."""
+    if not field.startswith(META_PREFIX) or not items:
+        return None
+    key = field[len(META_PREFIX):]
+    if any(it.meta.get(key) is not None for it in items):
+        return None
+    keys = sorted({k for it in items for k in it.meta})
+    there = (f"the keys there are: {', '.join(keys[:8])}{' ...' if len(keys) > 8 else ''}" if keys
+             else "no item has a meta field")
+    close = difflib.get_close_matches(key, keys, n=1)
+    hint = f" (did you mean {META_PREFIX}{close[0]}?)" if close else ""
+    return f"--by {field}: no item's meta holds {key!r}{hint}; {there}"
