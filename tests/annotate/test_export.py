@@ -162,6 +162,8 @@ def test_manifest_export_is_a_valid_manifest(db_url: str, suite_files: SuiteFile
             it.meta["annotation"]["kind"] == lab.kind
             and len(it.meta["annotation"].get("segments", [])) == n_seg
         )
+        # the verdicts carry their length in seconds (meta segments-table lines them up with KIVA's)
+        assert it.meta["annotation"].get("segment_s") == (3.0 if n_seg else None)
         assert it.generator is not None and Path(it.video).is_file()  # the suite's own fields kept
     assert sum(it.labels.rater == "adj1" for it in suite.items if it.labels) == 3
     # One rater's labels instead: rev1 reviewed every item.

@@ -325,7 +325,8 @@ def export_manifest(
 
     Returns:
         How many items carry a label. Paths are written absolute (the manifest may live anywhere).
-        Segment verdicts, the label's task kind and any note go under ``meta.annotation``.
+        Segment verdicts (with the project's segment length in seconds, ``segment_s``), the label's
+        task kind and any note go under ``meta.annotation``.
 
     Raises:
         AnnotateError: ``out`` is the project's suite, ``rater`` is no annotator, the suite cannot be
@@ -341,6 +342,8 @@ def export_manifest(
     except ValueError as exc:
         raise AnnotateError(str(exc)) from None
     labels = submitted_labels(db, project)
+    with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
+        segment_s = project_row(conn, project).segment_s
     if rater is None:
         chosen = _finals(labels, disputed=disputed)
     else:
@@ -361,8 +364,11 @@ def export_manifest(
         if lab is not None:
             n += 1
             record["labels"] = manifest_labels(lab)
-            note = {"kind": lab.kind, "segments": list(lab.values.segments), "note": lab.values.note,
-                    "disputed": list(lab.disputed)}
+            segments = list(lab.values.segments)
+            # The segment length goes with the verdicts: segment k covers [k * segment_s, (k + 1) *
+            # segment_s) seconds of the clip (``meta segments-table`` lines them up with a metric's).
+            note = {"kind": lab.kind, "segments": segments, "segment_s": segment_s if segments else None,
+                    "note": lab.values.note, "disputed": list(lab.disputed)}
             record.setdefault("meta", {})["annotation"] = {
                 k: x for k, x in note.items() if x not in (None, [])
             }
