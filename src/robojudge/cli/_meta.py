@@ -542,3 +542,53 @@ def multiview(
         paths = _multiview_report(result, target).write(out)
         (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",
                                                     highlight=False, markup=False)
+@app.command("segments-table")
+def segments_table(
+    suite: Path = typer.Option(..., "--suite", help="Suite manifest: the items, their videos' frame rates, "
+                               "embodiment (the group) and clip id (the cluster)."),
+    db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder "
+                                  "\\[default: --suite's store, as `robojudge score` finds it]."),
+    metric: str = typer.Option("kiva", "--metric", help="A metric that stores per-segment values "
+                               "(details.segments: kiva, kiva_rigidity, kiva_jerk)."),
+    labels: Path | None = typer.Option(None, "--labels", help="Labelled manifest (`robojudge annotate export "
+                                       "--format manifest`) with the segment verdicts \\[default: --suite's "
+                                       "own meta.annotation]."),
+    value: str = typer.Option("score", "--value", help="Key of details.segments[] to take (KIVA: score, "
+                              "the larger ratio of a part to its threshold; or rigidity, jerk)."),
+    human_segment: float | None = typer.Option(None, "--human-segment", min=0.001, help=(
+        "Seconds per human segment, for labels that do not store it (meta.annotation.segment_s).")),
+    config: str | None = typer.Option(None, "--config", help="HASH[@VERSION] (a hash prefix): the rows to "
+                                      "use where the metric is stored under several configurations."),
+    out: Path = typer.Option(..., "--out", "-o", help="CSV to write (one row per metric segment)."),
+) -> None:
+    """The per-segment CSV `meta segments` reads, from stored per-segment values and human segment
+    verdicts (RoboWorM Table D4, docs/meta.md).
+
+    A metric segment of frames [start, stop) covers seconds [start/fps, stop/fps) at its own video's frame
+    rate; human segment k covers [k*S, (k+1)*S). Each metric segment gets the verdict of the human segment
+    with a verdict that overlaps it longest (the earlier on a tie); one that none overlaps is left out and
+    counted. Then: `robojudge meta segments --in OUT --score kiva --group group --clip clip --video video`.
+    """
+    from robojudge.meta import segment_table, write_segment_table
+    from robojudge.run import suite_store_url
+    from robojudge.store import StoreError
+
+    def note(m: str) -> None:
+        err_console.print(f"note: {m}", highlight=False, markup=False)
+
+    try:
+        url = suite_store_url(suite, db)
+        build = segment_table(suite, url, metric, labels=labels, value=value, segment_s=human_segment,
+                              config=config, note=note)
+        write_segment_table(build, out)
+    except (ScoreTableError, StoreError) as exc:
+        raise fail(str(exc)) from None
+    for why, ids in build.skipped.items():
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        note(f"{len(ids)} item(s) left out, {why}: {shown}")
+    if build.no_verdict:
+        note(f"{build.no_verdict} {metric} segment(s) left out: no human segment verdict overlaps them")
+    rates = ", ".join(f"{fps:g} fps ({n} items)" for fps, n in build.frame_rates.items()) or "none"
+    items = len({r.item_id for r in build.rows})
+    console.print(f"wrote {len(build.rows)} segments of {items} items to {out} (frame rates: {rates})",
+                  highlight=False, markup=False)

@@ -6,7 +6,9 @@ continuous scores (:mod:`._fit`), and the paired cluster bootstrap report over m
 (:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`), chance agreement (:mod:`._chance`), the
 generator leaderboard (:mod:`._leaderboard`) and the metric-calibrated ordinal judge
 (:mod:`._calibrated`). Score tables read from CSV files (:mod:`._tables`, :mod:`._multiview_csv`: what
-``robojudge meta`` runs; pandas loads only when a file is read). See ``docs/meta.md``.
+``robojudge meta`` runs; pandas loads only when a file is read), and the per-segment table built from a
+result store and exported annotations (:mod:`._segment_table`, ``meta segments-table``). See
+``docs/meta.md``.
 """
 
 from robojudge.meta._acceleration import (
@@ -122,6 +124,15 @@ from robojudge.meta._sample_size import (
     flip_share,
     ranking_flips,
     sample_size_sensitivity,
+)
+from robojudge.meta._segment_table import (
+    TABLE_COLUMNS,
+    SegmentRow,
+    SegmentTableBuild,
+    best_overlap,
+    human_spans,
+    segment_table,
+    write_segment_table,
 )
 from robojudge.meta._segments import (
     VERDICT_LEVELS,
@@ -283,6 +294,13 @@ __all__ = [
     "segment_spearman_bootstrap",
     "verdict_overlap",
     "segments_from_csv",
+    "segment_table",
+    "write_segment_table",
+    "best_overlap",
+    "human_spans",
+    "SegmentRow",
+    "SegmentTableBuild",
+    "TABLE_COLUMNS",
     "spearman",
     "speedup",
     "stats_from_sums",
