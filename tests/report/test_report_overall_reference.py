@@ -128,3 +128,18 @@ def test_labels_no_item_carries_are_no_reference() -> None:
     assert "r vs label overall" in only.columns and "r vs label PA" not in only.columns
     none = _table(_items(overall=False, axes=False))
     assert [c for c in none.columns if "label" in c] == []
+
+
+def test_the_intro_says_when_a_label_covers_fewer_generators() -> None:
+    # review rev7 F3: 'label overall' of 3 of 5 generators sat beside columns over all 5, unsaid
+    items = [it.model_copy(update={"labels": it.labels.model_copy(update={"overall": None})})
+             if it.generator in ("d", "e") and it.labels is not None else it for it in _items()]
+    sec = sensitivity_section(ReportInput(_rows(items), items, higher_is_better), thresholds=(0.5,))
+    assert "'label overall' over 3 of the 5 generators" in sec.intro, sec.intro
+    assert "'label PA' over" not in sec.intro
+    two = [it.model_copy(update={"labels": it.labels.model_copy(update={"overall": None})})
+           if it.generator in ("c", "d", "e") and it.labels is not None else it for it in _items()]
+    sec2 = sensitivity_section(ReportInput(_rows(two), two, higher_is_better), thresholds=(0.5,))
+    assert "over 2 of the 5 generators (fewer than 3: no value)" in sec2.intro
+    full = sensitivity_section(ReportInput(_rows(_items()), _items(), higher_is_better), thresholds=(0.5,))
+    assert "left out of that label's columns" not in full.intro

@@ -500,4 +500,11 @@ def _label_reference_note(inp: ReportInput, labels: dict[str, FloatArray], carri
     if axes:
         out += (f"{' and '.join(repr(k) for k in axes)} {'are' if len(axes) > 1 else 'is'} the mean of "
                 "the RoboJudge axis (1-5) over each generator's items that carry it. ")
+    # (review rev7 F3: a label some generators lack is correlated over fewer generators than the targets)
+    n = max((len(v) for v in labels.values()), default=0)
+    fewer = {k: int(np.isfinite(v).sum()) for k, v in labels.items() if int(np.isfinite(v).sum()) < n}
+    if fewer:
+        shown = ", ".join(f"'{k}' over {m} of the {n} generators" for k, m in fewer.items())
+        out += (f"Generators without a label are left out of that label's columns: {shown}"
+                f"{' (fewer than 3: no value)' if any(m < 3 for m in fewer.values()) else ''}. ")
     return out
