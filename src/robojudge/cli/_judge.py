@@ -58,6 +58,7 @@ from robojudge.run import (
     JudgeProgress,
     JudgeRunSummary,
     JudgeSuiteRun,
+    OpenFilesError,
     RunInterrupted,
     RunStoppedError,
     judge_suite,
@@ -527,6 +528,10 @@ def judge(
         if isinstance(exc.summary, JudgeRunSummary):
             print_judge_summary(cfg.name, exc.summary)
         raise store_failed(str(exc), f"{exc.summary.stored} judgments", exc.url) from None
+    except OpenFilesError as exc:  # refused before starting, or stopped during the run (finished rows kept)
+        if isinstance(exc.summary, JudgeRunSummary):
+            print_judge_summary(cfg.name, exc.summary)
+        raise fail(str(exc)) from None
     except (
         ManifestError, StoreError, ValueError, FileNotFoundError, RayUnavailableError, UnknownNameError
     ) as exc:

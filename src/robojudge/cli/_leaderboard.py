@@ -338,6 +338,7 @@ def fps_ablation(
         RubricError,
         UnknownNameError,
     )
+    from robojudge.run import OpenFilesError
 
     rates = _rates(fps)
     if out is not None:
@@ -361,7 +362,7 @@ def fps_ablation(
     except NothingJudgedError as exc:  # as `robojudge judge` says it, and with its status
         _print_rates(exc.runs)
         raise _judged_nothing() from None
-    except (ManifestError, StoreError, ValueError, OSError) as exc:
+    except (ManifestError, StoreError, ValueError, OSError, OpenFilesError) as exc:
         raise fail(str(exc)) from None
     _print_rates(result.runs)
     if cfg.backend == "mock":

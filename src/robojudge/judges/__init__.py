@@ -27,6 +27,7 @@ from robojudge.judges._backend import (
     Completion,
     TokenLogprob,
     TransientError,
+    out_of_files,
     parse_retry_after,
 )
 from robojudge.judges._cache import ResponseCache, ResponseCacheError, default_cache_dir
@@ -133,6 +134,7 @@ __all__ = [
     "majority_vote",
     "make_backend",
     "make_judge",
+    "out_of_files",
     "parse_reply",
     "parse_videoscore2_reply",
     "padded_video",

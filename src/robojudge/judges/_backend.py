@@ -9,6 +9,7 @@ happen above them, in the engine.
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,6 +44,32 @@ class TransientError(BackendError):
     def __init__(self, message: str, retry_after: float | None = None, *, status: int | None = None) -> None:
         super().__init__(message, status=status)
         self.retry_after = retry_after
+
+
+_OUT_OF_FILES = (errno.EMFILE, errno.ENFILE)
+_OUT_OF_FILES_TEXT = tuple(f"[Errno {code}]" for code in _OUT_OF_FILES)
+
+
+def out_of_files(error: BaseException) -> int | None:
+    """``EMFILE`` (this process's ``ulimit -n`` is reached) or ``ENFILE`` (the system's) when ``error``,
+    or an exception it was raised from, says this machine ran out of file descriptors; else ``None``.
+
+    Such a failure is this machine's, not the judge's: it must neither count toward an endpoint's circuit
+    breaker nor become an item's error row (the runner stops instead). An error that crossed a process
+    boundary (a decoder process) keeps only its text, so ``[Errno 24]`` in the text counts too.
+    """
+    seen: set[int] = set()
+    exc: BaseException | None = error
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _OUT_OF_FILES:
+            return exc.errno
+        text = str(exc)
+        for code, mark in zip(_OUT_OF_FILES, _OUT_OF_FILES_TEXT, strict=True):
+            if mark in text:
+                return code
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def parse_retry_after(value: str | None, date: str | None = None) -> float | None:

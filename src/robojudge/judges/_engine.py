@@ -14,7 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from robojudge.judges._backend import Backend, BackendError, ChatRequest, Completion, TransientError
+from robojudge.judges._backend import (
+    Backend,
+    BackendError,
+    ChatRequest,
+    Completion,
+    TransientError,
+    out_of_files,
+)
 from robojudge.judges._breaker import CircuitBreaker
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import JudgeConfig
@@ -462,6 +469,8 @@ class JudgeEngine:
         except (VideoError, asyncio.CancelledError):
             raise
         except Exception as exc:  # a reply that trips a bug: this judgment fails, not the item's others
+            if out_of_files(exc) is not None:  # this machine's limit: the runner stops (no error row)
+                raise
             # The replies that led here are dropped from the cache, so that --retry-errors asks
             # again instead of replaying them into the same error.
             for key in used:

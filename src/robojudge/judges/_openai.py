@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from typing import Any
 
@@ -26,6 +27,7 @@ from robojudge.judges._backend import (
     Completion,
     TokenLogprob,
     TransientError,
+    out_of_files,
     parse_retry_after,
 )
 from robojudge.judges._config import JudgeConfig
@@ -147,6 +149,10 @@ class OpenAIBackend:
         except TimeoutError:
             raise TransientError(f"timeout after {self.config.timeout_s:g} s") from None
         except aiohttp.ClientError as exc:
+            code = out_of_files(exc)
+            if code is not None:  # this machine's limit, not the server's failure: the runner stops
+                why = f"cannot connect to {self._url}: {os.strerror(code)}"
+                raise OSError(code, self._mask(why)) from None
             msg = self._mask(escape_controls(f"connection error: {type(exc).__name__}: {exc}"))
             raise TransientError(msg) from None
         except ValueError as exc:  # aiohttp refusing the request itself, e.g. two sets of credentials

@@ -13,6 +13,7 @@ from robojudge.run._api import (
 from robojudge.run._executor import (
     Executor,
     LocalProcessExecutor,
+    OpenFilesError,
     SerialExecutor,
     make_executor,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "Executor",
     "LocalProcessExecutor",
     "WorkerStartError",
+    "OpenFilesError",
     "MetricStatus",
     "MetricRequest",
     "ProgressCallback",

@@ -283,6 +283,15 @@ def how_it_died(pool: ProcessPoolExecutor, workers: Sequence[Any] = ()) -> str:
     return f"killed by {sig.name}"
 
 
+def open_files_limit() -> int | None:
+    """This process's soft limit on open files (``ulimit -n``), or ``None`` when there is none."""
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (NameError, OSError, ValueError):  # (no such limit on this system)
+        return None
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
 def open_files_hint(workers: int, exc: OSError) -> str:
     """What :class:`WorkerStartError` says when worker processes cannot be started for want of file
     descriptors (``exc``: EMFILE, this process's limit, or ENFILE, the system's)."""
@@ -295,6 +304,57 @@ def open_files_hint(workers: int, exc: OSError) -> str:
     return (f"cannot start {workers} worker processes: {whose} is reached ({exc.strerror}). Each worker "
             "holds pipes of its own: raise the limit (`ulimit -n 1024`) or pass fewer --workers "
             "(--workers 1 computes in this process). Results stored so far are kept")
+
+
+class OpenFilesError(RuntimeError):
+    """A run that needs more open files than this process may have (``ulimit -n``): refused before it
+    starts, or stopped when the limit is met during the run (what finished is stored).
+
+    Attributes:
+        summary: The run's summary so far when it stopped during the run (a judge run's
+            ``JudgeRunSummary``); ``None`` when it was refused before starting.
+    """
+
+    def __init__(self, message: str, summary: Any = None) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
+def ensure_open_files(needed: int, what: str, fix: str) -> int | None:
+    """Make sure this process may hold ``needed`` open files, raising its soft limit toward the hard one
+    when that is lower (as many tools do; worker processes started later inherit it).
+
+    Args:
+        needed: Descriptors the run needs at its peak.
+        what: What needs them, for the message ("--concurrency 256").
+        fix: What to lower instead of raising the limit ("lower --concurrency").
+
+    Returns:
+        The soft limit it was raised from, or ``None`` when it was high enough (or the system has none).
+
+    Raises:
+        OpenFilesError: The hard limit is below ``needed`` (or the system refused to raise the soft one).
+    """
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (NameError, OSError, ValueError):  # (no such limit on this system)
+        return None
+    infinity = resource.RLIM_INFINITY
+    if soft == infinity or soft >= needed:
+        return None
+    if hard == infinity or hard >= needed:
+        # Some headroom above the estimate, within the hard limit (macOS refuses more than OPEN_MAX,
+        # 10240, whatever its hard limit says).
+        target = max(needed, min(4096, 2 * needed))
+        target = target if hard == infinity else min(hard, target)
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            return int(soft)
+    raise OpenFilesError(
+        f"{what} needs about {needed} open files, and this process's limit is {soft} (`ulimit -n`; the "
+        f"hard limit, {'unlimited' if hard == infinity else hard}, allows no more): {fix}, or raise the "
+        f"limit (`ulimit -n {needed}` in the shell that starts the run). Nothing was started"
+    )
 
 
 def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R], reason: str) -> R:

@@ -35,7 +35,7 @@ from robojudge.judges import (
     make_backend,
 )
 from robojudge.judges._draft import DraftScore, JudgeOpinion, draft_labels
-from robojudge.run._executor import Executor, make_executor
+from robojudge.run._executor import Executor, OpenFilesError, ensure_open_files, make_executor
 from robojudge.run._filehash import tree_digest
 from robojudge.run._fingerprint import Fingerprints
 from robojudge.run._judge_rows import (
@@ -53,6 +53,11 @@ from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, shared_decoder
+
+OPEN_FILES_BASE = 32
+"""Open files a local judge run needs besides one connection per request in flight: the interpreter's,
+the result store's, the caches' (each with its WAL), the decoder processes' pipes: a resource audit
+counted about 26 at every concurrency, with two decoder processes."""
 
 
 def with_model_files(judge: JudgeConfig) -> JudgeConfig:
@@ -180,16 +185,28 @@ async def _judge_async(
         queue.put_nowait(entry)
 
     done = 0
+    halted: OpenFilesError | None = None
 
     async def worker() -> None:
-        nonlocal done
-        while not queue.empty() and writer.failed is None:
+        nonlocal done, halted
+        while not queue.empty() and writer.failed is None and halted is None:
             item, plans, prints = queue.get_nowait()
             apart = notes.apart(item.item_id)
             if apart is not None:
                 summary.isolated.append(item.item_id)
-            rows = await judge_one(item, plans, prints, engine, spec, cache, decoder,
-                                   in_process=functools.partial(notes.noted, item.item_id), apart=apart)
+            try:
+                rows = await judge_one(item, plans, prints, engine, spec, cache, decoder,
+                                       in_process=functools.partial(notes.noted, item.item_id), apart=apart)
+            except OpenFilesError as exc:
+                # Out of file descriptors here: every item after it would fail the same way, and none of
+                # those failures is the server's or the video's. Nothing more is sent; the requests in
+                # flight are answered into the cache.
+                if halted is None:
+                    halted = exc
+                    engine.stop(f"not sent: {exc}")
+                return
+            if halted is not None:  # what failed after the stop is judged again by the next run
+                rows = [row for row in rows if row.status != "error"]
             rows, changed = inputs_now(item, rows)
             if changed:  # the video was rewritten while it was judged: not stored, judged by the next run
                 summary.changed_inputs += len(changed)
@@ -226,6 +243,8 @@ async def _judge_async(
             await engine.backend.aclose()
     if writer.failed is not None:
         raise writer.failed
+    if halted is not None:
+        raise halted
 
 
 def judge_items(
@@ -283,6 +302,11 @@ def judge_items(
             error holds the summary so far.
         RunInterrupted: Ctrl-C (a ``KeyboardInterrupt``) during the run: nothing more was sent, what was
             stored is kept; the error holds the summary so far.
+        OpenFilesError: Run here (no ``executor``), the judge's concurrency needs more open files than
+            the hard ``ulimit -n`` allows (the soft limit is raised toward the hard one when that suffices):
+            refused before anything is sent or stored. Or this process ran out of file descriptors
+            during the run: nothing more was sent, no error row was stored for it, the circuit breaker
+            did not count it, and what finished is stored; the error holds the summary so far.
     """
     started = time.perf_counter()
     judge, rubrics = judge_arguments(judge, rubrics)
@@ -290,10 +314,16 @@ def judge_items(
     judge = with_model_files(judge)
     if executor is not None and backend is not None:
         raise ValueError("a ready backend cannot travel to executor workers; pass the judge config only")
+    if executor is None:
+        # One connection per request in flight, besides the store, the caches, decoder pipes and the
+        # interpreter's own (about 24 at the default concurrency of 8): refused now, not as error rows.
+        ensure_open_files(OPEN_FILES_BASE + judge.concurrency, f"judge {judge.name!r} at concurrency "
+                          f"{judge.concurrency}", "lower --concurrency (per endpoint in a fleet)")
     ex = make_executor(workers, executor, address) if isinstance(executor, str) else executor
     own_cache = cache is None
     cache = cache if cache is not None else ResponseCache()
     stopped: StoreError | None = None
+    out_of_files: OpenFilesError | None = None
     try:
         be = backend if backend is not None else make_backend(judge)
         engine = JudgeEngine(
@@ -339,6 +369,8 @@ def judge_items(
             summary.interrupted = True
         except StoreError as exc:  # the store stopped taking rows (a full disk): what it holds is kept
             stopped = exc
+        except OpenFilesError as exc:  # out of file descriptors: what finished is stored
+            out_of_files = exc
         report = getattr(be, "report", None)  # a fleet says how each of its servers fared
         if ex is None and callable(report):
             summary.endpoints = report()
@@ -354,6 +386,9 @@ def judge_items(
     summary.seconds = time.perf_counter() - started
     if stopped is not None:
         raise RunStoppedError(stopped, summary, store.url) from stopped
+    if out_of_files is not None:
+        out_of_files.summary = summary
+        raise out_of_files
     if summary.interrupted:
         raise RunInterrupted(summary)
     return summary

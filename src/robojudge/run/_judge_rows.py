@@ -5,6 +5,7 @@ they come; shared by the local judge runner (:mod:`robojudge.run._judge`) and th
 from __future__ import annotations
 
 import asyncio
+import errno
 import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -23,10 +24,12 @@ from robojudge.judges import (
     Scoring,
     judge_metric_id,
     judged_input,
+    out_of_files,
     short_hash,
 )
 from robojudge.judges._scoring import EXPECTED_FALLBACK
 from robojudge.run import _score
+from robojudge.run._executor import OpenFilesError, open_files_limit
 from robojudge.run._fingerprint import judge_inputs, settle
 from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.suite import Item
@@ -343,6 +346,22 @@ def inputs_now(item: Item, rows: list[ResultRow]) -> tuple[list[ResultRow], list
     return [s for _, s in settled if s is not None], [row for row, s in settled if s is None]
 
 
+def out_of_files_error(item: Item, exc: BaseException, code: int) -> OpenFilesError:
+    """The error that stops a judge run when this machine runs out of file descriptors while judging
+    ``item`` (``code``: EMFILE or ENFILE, from :func:`~robojudge.judges.out_of_files`). No row is stored
+    for it, and it counts toward no endpoint's circuit breaker: the server is not at fault."""
+    if code == errno.EMFILE:
+        limit = open_files_limit()
+        whose = "this process's limit on open files" + (f" ({limit}, `ulimit -n`)" if limit else "")
+        fix = "raise `ulimit -n` or lower --concurrency"
+    else:
+        whose, fix = "the system's limit on open files", "close other programs or lower --concurrency"
+    return OpenFilesError(
+        f"{whose} was reached while judging item {item.item_id!r} ({exc}): the run stopped, nothing more was "
+        f"sent, and the judgments that finished are stored; {fix}, then rerun the same command: it resumes"
+    )
+
+
 async def judge_one(
     item: Item,
     plans: tuple[JudgePlan, ...],
@@ -379,12 +398,14 @@ async def judge_one(
     except asyncio.CancelledError:
         frames.release()
         raise
-    except VideoError as exc:
-        frames.release()
-        return [error_row(item, p, f"video error: {exc}", fp) for p, fp in zip(plans, prints, strict=True)]
     except Exception as exc:  # a decoder bug costs this item, not the run
         frames.release()
-        reason = f"judge raised {type(exc).__name__}: {engine.redact.message(exc)}"
+        if (code := out_of_files(exc)) is not None:  # this machine's limit: the run stops
+            raise out_of_files_error(item, exc, code) from exc
+        if isinstance(exc, VideoError):
+            reason = f"video error: {exc}"
+        else:
+            reason = f"judge raised {type(exc).__name__}: {engine.redact.message(exc)}"
         return [error_row(item, p, reason, fp) for p, fp in zip(plans, prints, strict=True)]
     try:
         outcomes: list[RubricResult | BaseException]
@@ -401,6 +422,9 @@ async def judge_one(
     warnings = [f"{frames.path}: {w}" for w in frames.warnings]
     if item.grid is None and frames.tiling is not None:
         warnings.append(f"{frames.path}: {frames.tiling}")
+    for out in outcomes:
+        if isinstance(out, BaseException) and (code := out_of_files(out)) is not None:
+            raise out_of_files_error(item, out, code) from out
     rows = []
     for p, out, fp in zip(plans, outcomes, prints, strict=True):
         if isinstance(out, RubricResult):  # one rubric's failure leaves the item's others be
