@@ -193,17 +193,52 @@ class CostModel:
         """The metrics with outstanding pairs and no measured row, sorted."""
         return sorted(m for m in left.by_metric if m not in self.rates)
 
-    def remaining(self, left: Outstanding, workers: int) -> float | None:
+    def remaining(self, left: Outstanding, workers: int, overhead_s: float = 0.0) -> float | None:
         """Wall seconds the outstanding pairs still need on ``workers`` busy workers (None: nothing
-        measured yet)."""
+        measured yet), with ``overhead_s`` more wall seconds per pair (:meth:`RunPace.overhead`)."""
         total = 0.0
+        pairs = 0
         for metric, (size, sized, unsized) in left.by_metric.items():
             fit, per_row = self._fit(metric), self._per_row(metric)
             if per_row is None:
                 return None
             total += fit[0] * sized + fit[1] * size if fit is not None else per_row * sized
             total += per_row * unsized
-        return total / max(1, workers)
+            pairs += sized + unsized
+        return total / max(1, workers) + overhead_s * pairs
+
+
+@dataclass
+class RunPace:
+    """The wall time a run spends beyond what its metrics measure, per finished result.
+
+    A metric's ``duration_s`` leaves out starting worker processes, a pool rebuilt after a crash and the
+    crashed item computed again alone in child processes (about 12 s a crash on a busy 2-core machine),
+    sending tasks and storing rows. A run spending its time there printed "about 0 s left" for 6 minutes,
+    and a healthy run of a cheap metric was estimated at a fifth of the time it had left. So the estimate
+    adds, per result left, the wall seconds each finished result took beyond its metrics' seconds shared
+    among the workers (the wall-clock throughput that progress bars use, less what the cost model already
+    predicts per item size).
+
+    Args:
+        started: When the first task was sent, on the clock the caller passes to :meth:`overhead`.
+    """
+
+    started: float
+    results: int = 0
+    metric_seconds: float = 0.0
+
+    def add(self, results: int, metric_seconds: float) -> None:
+        """Count finished results and the seconds their metrics measured."""
+        self.results += results
+        self.metric_seconds += metric_seconds
+
+    def overhead(self, now: float, workers: int) -> float:
+        """Wall seconds per finished result beyond its metrics' share of ``workers`` (0 before any)."""
+        if not self.results:
+            return 0.0
+        beyond = (now - self.started) - self.metric_seconds / max(1, workers)
+        return max(0.0, beyond) / self.results
 
 
 @dataclass

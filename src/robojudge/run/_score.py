@@ -30,7 +30,15 @@ from robojudge.metrics import (
     prefetch_main_video,
 )
 from robojudge.models import MissingWeightsError
-from robojudge.run._cost import SPLIT_ABOVE, CostModel, Outstanding, item_size, sampling_groups, top_seconds
+from robojudge.run._cost import (
+    SPLIT_ABOVE,
+    CostModel,
+    Outstanding,
+    RunPace,
+    item_size,
+    sampling_groups,
+    top_seconds,
+)
 from robojudge.run._executor import Executor, LocalProcessExecutor, guarded_call, make_executor, run_in_child
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprints, metric_inputs, settle
@@ -811,6 +819,7 @@ def score_blocks(
         on_crash = (_one_per_child("the worker process died while scoring this item")
                     if isinstance(ex, LocalProcessExecutor) else _crash_rows)
         results = ex.map_unordered(guarded if in_process else compute_task, planned, on_crash)
+        pace = RunPace(time.perf_counter())
         for task, computed in results:
             rows, changed = _inputs_now(task, computed)
             # One transaction: a task's results land together or not at all; a row another run stored
@@ -832,7 +841,9 @@ def score_blocks(
                 left.remove(row.metric, task.size)
                 summary.metric_seconds[row.metric] = (
                     summary.metric_seconds.get(row.metric, 0.0) + (row.duration_s or 0.0))
-            summary.estimate_s = costs.remaining(left, ex.workers)
+            pace.add(len(rows), sum(row.duration_s or 0.0 for row in rows))
+            overhead = pace.overhead(time.perf_counter(), ex.workers)
+            summary.estimate_s = costs.remaining(left, ex.workers, overhead)
             summary.estimate_settled = costs.settled(left)
             summary.estimate_unmeasured = costs.unmeasured(left)
             reads = {r.id for r in task.requests if r.spec.inputs}
