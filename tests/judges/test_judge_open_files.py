@@ -207,3 +207,25 @@ def test_no_socket_for_a_request_is_not_the_servers_failure(tmp_path: Path) -> N
     assert "cannot connect to http://127.0.0.1:" in out["error"] and "Too many open files" in out["error"]
     assert out["breaker"] is None and out["failures"] == 0 and out["failed_attempts"] == 0, out
     assert out["sent"] == 2  # the first request, then one attempt of the second: not retried
+
+
+def test_suite_prompts_refuses_a_concurrency_the_limit_cannot_hold(tmp_path: Path) -> None:
+    (tmp_path / "v.mp4").write_bytes(b"")
+    manifest = tmp_path / "suite.jsonl"
+    row = {"item_id": "a", "video": "v.mp4", "instruction": "open the drawer"}
+    manifest.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "prompts.jsonl"
+    with FakeServer(lambda body, n: Reply("The gripper pulls the drawer open.")) as srv:
+        judges = tmp_path / "judges.toml"
+        judges.write_text(f'[judges.lm]\nbackend = "openai"\nmodel = "m"\nbase_url = "{srv.url}"\n'
+                          "concurrency = 200\n")
+        res = subprocess.run(
+            [sys.executable, "-m", "robojudge", "suite", "prompts", str(manifest), "--out", str(out),
+             "--judge", "lm", "--judges", str(judges), "--cache-dir", str(tmp_path / "cache")],
+            capture_output=True, text=True, timeout=120, preexec_fn=_limit(64, 64),
+        )
+        sent = srv.count
+    assert res.returncode == 2, res.stdout + res.stderr
+    message = " ".join(res.stderr.split())
+    assert "judge 'lm' at concurrency 200 needs about 232 open files" in message, message
+    assert sent == 0 and not out.exists()

@@ -355,7 +355,16 @@ def prompts_cmd(
     """Ten generation prompts per clip (RoboJudge App. D): five model rewrites and five fixed prefixes."""
 
     from robojudge.cli._judge import cache_open_error, resolve_judge
-    from robojudge.judges import JudgeConfigError, ResponseCache, ResponseCacheError, UnknownNameError
+    from robojudge.judges import (
+        JudgeConfigError,
+        ResponseCache,
+        ResponseCacheError,
+        UnknownNameError,
+        out_of_files,
+    )
+    from robojudge.run import OpenFilesError
+    from robojudge.run._executor import ensure_open_files
+    from robojudge.run._judge import OPEN_FILES_BASE
     from robojudge.train import prompt_variants
 
     if out.exists() and file.exists() and out.resolve() == file.resolve():
@@ -367,12 +376,20 @@ def prompts_cmd(
     try:
         config = resolve_judge(judge_name, judges_file, None, {})
         items = load_suite(file).items
+        # one socket per request in flight, as a judge run (docs/judges.md, "Open files")
+        ensure_open_files(OPEN_FILES_BASE + config.concurrency, f"judge {config.name!r} at concurrency "
+                          f"{config.concurrency}", "lower its concurrency in the judges file")
         with ResponseCache(cache) as store:
             summary = prompt_variants(items, config, out, cache=store, max_words=max_words, retries=retries)
     except ResponseCacheError as exc:
         raise fail(cache_open_error(exc, "--cache-dir", no_cache=None)) from None
-    except (ManifestError, JudgeConfigError, UnknownNameError, ValueError) as exc:
+    except (ManifestError, JudgeConfigError, UnknownNameError, ValueError, OpenFilesError) as exc:
         raise fail(str(exc)) from None
+    except OSError as exc:
+        if out_of_files(exc) is None:
+            raise
+        raise fail(f"this process ran out of open files while asking for prompts ({exc}): raise `ulimit -n` "
+                   f"or lower the judge's concurrency; {out} was not written") from None
     for line in summary.skipped:
         err_console.print(f"[yellow]skipped:[/] {escape(line)}", markup=True, highlight=False)
     clips = len({r.clip_id for r in summary.rows})
