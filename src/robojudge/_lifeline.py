@@ -66,6 +66,38 @@ def exit_with_parent() -> None:
     _watching = True
 
 
+def quiet_worker() -> None:
+    """A pool initializer for workers that the parent stops itself: end with the parent
+    (:func:`exit_with_parent`) and ignore Ctrl-C.
+
+    Ctrl-C at a terminal reaches the whole process group: an idle worker would print a
+    ``KeyboardInterrupt`` traceback from its wait for work, and a busy one would die in the middle
+    of its task. Only the parent handles it, and stops its workers (:func:`stop_pool`).
+    """
+    exit_with_parent()
+    if mp.parent_process() is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def stop_pool(pool: Any, wait: float = 5.0) -> None:
+    """Stop a ``ProcessPoolExecutor`` now: cancel what has not started and terminate its workers.
+
+    For a stop (Ctrl-C, SIGTERM) or an error: ``shutdown(wait=True)``, which leaving a ``with`` block
+    runs, lets every worker finish its task first, and a second stop that breaks off that wait leaves
+    workers that never get told to exit, which the interpreter's exit then waits for forever. Waits up
+    to ``wait`` seconds for each worker to end.
+    """
+    # ProcessPoolExecutor has no public way to stop its workers; ``_processes`` has held them
+    # (pid -> Process) in every CPython since 3.2.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.join(timeout=wait)
+
+
 def terminate_as_interrupt() -> None:
     """Make SIGTERM and SIGHUP end this (main) process the way Ctrl-C does.
 

@@ -311,11 +311,16 @@ def make_demo_cmd(
     ),
 ) -> None:
     """Render the simulator-grounded suite (MuJoCo episodes with planted failures and state files)."""
-    from robojudge.demo import sim_available
+    try:  # (importing MuJoCo takes seconds)
+        from robojudge.demo import sim_available
 
-    if not sim_available():
-        raise fail("the simulator suite needs the sim extra: pip install 'robojudge[sim]'")
-    from robojudge.suite.sim import SimBuildError, make_sim_suite
+        if not sim_available():
+            raise fail("the simulator suite needs the sim extra: pip install 'robojudge[sim]'")
+        from robojudge.suite.sim import SimBuildError, make_sim_suite
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted before the build started: {out} is as it was", highlight=False,
+                          markup=False)
+        raise typer.Exit(130) from None
 
     names = [p.strip() for p in profiles.split(",") if p.strip()] if profiles else None
     scene_list = [s.strip() for s in scenes.split(",") if s.strip()] if scenes is not None else None

@@ -15,7 +15,7 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPo
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
 
-from robojudge._lifeline import WorkerStartError, exit_with_parent, worker_start_hint
+from robojudge._lifeline import WorkerStartError, exit_with_parent, stop_pool, worker_start_hint
 from robojudge._lifeline import alive as _alive
 from robojudge._machine import usable_cpus
 from robojudge.run._timelimit import allow_hard_limit
@@ -228,17 +228,8 @@ class LocalProcessExecutor:
         """Stop now: a graceful shutdown would let every worker finish its current task first (and
         the interpreter's exit waits for that), which with model metrics can take minutes."""
         pool, self._pool = self._pool, None
-        if pool is None:
-            return
-        # ProcessPoolExecutor has no public way to stop its workers; ``_processes`` has held them
-        # (pid -> Process) in every CPython since 3.2.
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:
-            proc.join(timeout=5)
+        if pool is not None:
+            stop_pool(pool)
 
 
 # Built from the names this platform's signal module has: Windows' lacks SIGBUS (and SIGKILL), and a

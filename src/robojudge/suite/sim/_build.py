@@ -358,8 +358,9 @@ def _build_episodes(jobs: list[tuple[Any, ...]], n: int) -> list[list[dict[str, 
     from robojudge._lifeline import (
         WorkerStartError,
         alive,
-        exit_with_parent,
+        quiet_worker,
         spawn_without_main,
+        stop_pool,
         worker_start_hint,
     )
 
@@ -369,12 +370,25 @@ def _build_episodes(jobs: list[tuple[Any, ...]], n: int) -> list[list[dict[str, 
     # unless a profile is of a class defined there.
     mine = any(type(p).__module__ == "__main__" for j in jobs for p in j[6])
     ctx = mp.get_context("spawn") if mine else spawn_without_main()
-    with ProcessPoolExecutor(n, mp_context=ctx, initializer=exit_with_parent) as pool:
+    # The workers ignore Ctrl-C (quiet_worker): this process stops them. On a stop (Ctrl-C, SIGTERM) or an
+    # error they are terminated, not waited for: a `with` block would wait for each episode in progress
+    # (up to a minute), and a second stop during that wait left workers that were never told to exit.
+    pool = ProcessPoolExecutor(n, mp_context=ctx, initializer=quiet_worker)
+    finished = False
+    try:
         try:  # workers that die as they start (a script without the __main__ guard) build nothing
             pool.submit(alive).result()
         except BrokenProcessPool:
             raise WorkerStartError(worker_start_hint()) from None
-        return list(pool.map(_build_episode, jobs))
+        rows = list(pool.map(_build_episode, jobs))
+        finished = True
+        return rows
+    finally:
+        try:
+            if finished:
+                pool.shutdown(wait=True)  # (idle workers: they exit at once)
+        finally:
+            stop_pool(pool)  # a stop, an error, or a stop during the wait above
 
 
 def make_sim_suite(
