@@ -21,6 +21,7 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    SpinnerColumn,
     TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
@@ -300,6 +301,24 @@ def live_progress(enabled: bool, every: float, bar: Callable[[], AbstractContext
     else:
         with ProgressLines(print_plain, every, line) as lines:
             yield lines
+
+
+def building_progress(enabled: bool, every: float, what: str) -> AbstractContextManager[Any]:
+    """The progress of a build that counts nothing (``what``, such as "building the demo suite"): a
+    spinner with the time elapsed on an interactive terminal, else ``<what>: 40 s elapsed`` every
+    ``every`` seconds (not a scoring line: nothing is scored yet)."""
+    from robojudge.run._cost import describe
+
+    @contextmanager
+    def spinner() -> Iterator[None]:
+        bar = Progress(SpinnerColumn(), TextColumn(escape(what)), TimeElapsedColumn(), console=err_console,
+                       transient=True)
+        bar.add_task(what, total=None)
+        with bar:
+            yield None
+
+    return live_progress(enabled, every, spinner, lambda _summary, elapsed, _since: (
+        f"{what}: {describe(elapsed)} elapsed"))
 
 
 @contextmanager

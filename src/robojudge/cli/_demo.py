@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from robojudge.cli._common import (
+    building_progress,
     check_settings,
     console,
     err_console,
@@ -18,6 +19,7 @@ from robojudge.cli._common import (
     print_untested_libraries,
     progress_every_option,
     progress_option,
+    says_when_stopped,
     scoring_progress,
 )
 from robojudge.cli._judge import ENDPOINT_HELP
@@ -33,6 +35,8 @@ if TYPE_CHECKING:
     from robojudge.demo import DemoResult
 
 
+@says_when_stopped("the demo suite (once built whole) and the stored results are kept; no report was written "
+                   "from a partial run; rerun the same command to go on")
 def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder."),
     workers: int = typer.Option(2, "--workers", "-w", min=1, help="Worker processes."),
@@ -44,19 +48,33 @@ def demo(
 ) -> None:
     """Build the embedded demo suite, score it (KIVA too, with torch) and write a report under OUT/report."""
     check_settings()
-    from robojudge.demo import check_suite_kind, run_demo
-    from robojudge.suite.sim import SimBuildError
+    where = out / "suite"
+    try:  # (importing MuJoCo takes seconds)
+        from robojudge.demo import build_demo_suite, check_suite_kind, run_demo
+        from robojudge.suite.sim import SimBuildError
+    except KeyboardInterrupt:
+        err_console.print(f"interrupted before the demo started: {out} is as it was", highlight=False,
+                          markup=False)
+        raise typer.Exit(130) from None
 
     if suite not in ("auto", "sim", "synthetic"):
         raise fail(f"--suite must be auto, sim or synthetic, got {suite!r}")
     try:
-        check_suite_kind(out / "suite", suite)  # type: ignore[arg-type]
+        check_suite_kind(where, suite)  # type: ignore[arg-type]
     except ValueError as exc:
         raise fail(str(exc)) from None
-    if not (out / "suite" / "suite.jsonl").exists():
-        where = out / "suite"
-        err_console.print(f"building the demo suite in {where} (once; a few minutes for the simulator suite)")
     try:
+        if not (where / "suite.jsonl").exists():
+            err_console.print(f"building the demo suite in {where} (once; a few minutes for the simulator "
+                              "suite)", highlight=False)
+            try:
+                with building_progress(progress, progress_every, "building the demo suite"):
+                    build_demo_suite(where, suite)  # type: ignore[arg-type]
+            except KeyboardInterrupt:  # its manifest comes last, so a partial build is never used
+                err_console.print(f"interrupted: {where} holds a partial build and no suite.jsonl; nothing "
+                                  "was scored; run the same command again to build it whole", highlight=False,
+                                  markup=False)
+                raise typer.Exit(130) from None
         with scoring_progress(progress, progress_every) as on_result:
             result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
                               announce=lambda line: err_console.print(line, highlight=False))
