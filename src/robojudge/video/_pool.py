@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from robojudge import settings
-from robojudge._lifeline import exit_with_parent, spawn_without_main
+from robojudge._lifeline import exit_with_parent, quiet_worker, spawn_without_main, stop_pool
 from robojudge._machine import usable_cpus
 from robojudge.settings import DECODE_WORKERS_ENV
 from robojudge.video._cache import report_size, report_warnings
@@ -56,10 +56,12 @@ def default_decode_workers() -> int:
 
 def _warm_up() -> None:
     """Run first in each new worker: pay the imports before the first video, decode single-threaded,
-    and end with the parent process (an orphaned decoder would otherwise wait for work forever)."""
+    end with the parent process (an orphaned decoder would otherwise wait for work forever), and ignore
+    Ctrl-C, which a terminal sends the whole process group: the parent stops the pool (:meth:`close`),
+    where each idle worker printed a ``KeyboardInterrupt`` traceback."""
     from robojudge.video._filesample import set_codec_threads
 
-    exit_with_parent()
+    quiet_worker()
     set_codec_threads(1)
 
 
@@ -172,7 +174,13 @@ class DecoderPool:
         with self._lock:
             ex, self._executor, self._warm = self._executor, None, None
         if ex is not None:
-            ex.shutdown(wait=True, cancel_futures=True)
+            try:
+                ex.shutdown(wait=True, cancel_futures=True)
+            except BaseException:
+                # A stop that breaks off the wait (Ctrl-C again at exit): the workers, which ignore Ctrl-C,
+                # would never be told to exit, and the interpreter's exit would wait for them forever.
+                stop_pool(ex)
+                raise
 
 
 _SHARED: dict[int, DecoderPool] = {}
