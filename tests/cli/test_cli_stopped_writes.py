@@ -4,6 +4,7 @@ files they were replacing as they were. Before, both ended with exit status 130 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -56,3 +57,34 @@ def test_a_stopped_report_says_so_and_keeps_the_old_page(run: Path, tmp_path: Pa
     assert "interrupted: no file of the report was left half-written" in said
     assert [p.name for p in out.rglob("*") if p.is_file()] == ["index.html"]
     assert (out / "index.html").read_text() == "old page\n"
+
+
+def test_a_report_stopped_between_its_summary_and_its_page_names_the_files_replaced(tmp_path: Path) -> None:
+    # The summary group (summary.csv, summary.md, errors.csv, results.csv) and the page group (index.html,
+    # tables/) are replaced one after the other; stopped between them, the folder mixes two reports. The
+    # message said no file was changed (audit signals 3); it now names which are new.
+    items = 3000
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(
+        json.dumps({"item_id": f"it{i:05d}", "video": f"videos/it{i:05d}.mp4", "generator": f"g{i % 3}",
+                    "clip_id": f"c{i // 3}"}) + "\n" for i in range(items)))
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add([ResultRow(f"it{i:05d}", m, "h", "1", "ok", float(i % 7)) for i in range(items)
+                   for m in ("psnr", "ssim")])
+    out = tmp_path / "report"
+    out.mkdir()
+    for name in ("summary.csv", "index.html"):
+        (out / name).write_text("old\n")
+
+    def summary_replaced(pid: int) -> bool:
+        return (out / "summary.csv").read_text() != "old\n"
+
+    args = ["report", str(manifest), "--db", str(db), "--out", str(out), "--bootstrap", "20000"]
+    status, said = stopped(args, summary_replaced)
+    assert status == 130, said
+    assert (out / "index.html").read_text() == "old\n", "the page was written before the stop"
+    said = " ".join(said.split())  # (folded to the terminal's width)
+    assert "no file of the report was left half-written" not in said
+    assert f"summary.csv, summary.md, errors.csv and results.csv in {out} are new" in said
+    assert "index.html and tables/ are still those of the previous report" in said

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import typer
@@ -111,6 +112,26 @@ def report(
     With a suite manifest it also summarizes the results per group (mean, std, 95% t-interval) as
     before: summary.md, summary.csv, results.csv and errors.csv.
     """
+    watch = _SummaryWatch()
+    try:
+        _report(watch, target, db, suite, out, by, html, bootstrap, seed, title)
+    except KeyboardInterrupt:
+        if watch.folder is None or _file_identity(watch.folder / "summary.csv") == watch.before:
+            raise  # (nothing replaced yet, or all of it: says_when_stopped says so)
+        raise _stopped_between(watch.folder) from None
+
+
+@dataclass
+class _SummaryWatch:
+    """A manifest's report folder while its summary and its page are written, and its summary.csv before
+    (:func:`_file_identity`): a stop in between leaves the new summary beside the old page."""
+
+    folder: Path | None = None
+    before: tuple[int, int] | None = None
+
+
+def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | None, out: Path | None, by: str,
+            html: bool, bootstrap: int, seed: int, title: str | None) -> None:
     manifest: Path | None
     others: list[Path] = []  # more manifests scored into the store, whose items the report adds
     stale = remembered_stale(stale_rows)  # the summary and the HTML report check the same rows once
@@ -125,6 +146,10 @@ def report(
         check_out_folder(folder, "--out" if out else "report folder")
         if out is None:
             _refuse_linked_default(folder)
+        # Two groups of files, each replaced whole: the summary's here, the page and its tables below. A
+        # stop once the first is renamed into place (its store still closing, or the page being written)
+        # leaves the new summary beside the old page, which the message then says.
+        watch.folder, watch.before = folder, _file_identity(folder / "summary.csv")
         try:
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
                                      stale=stale, named=out is not None)
@@ -166,6 +191,7 @@ def report(
             err_console.print(f"suite manifest: {manifest} (pass --suite for another)", highlight=False)
             others = noted_manifests(url, besides=manifest)
     if not html:
+        watch.folder = None  # (the summary is all it writes)
         _print_summary(summary, folder)
         if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
             _print_invalid_rows(Path(target))
@@ -186,6 +212,7 @@ def report(
             raise
         whole = f"index.html and tables/ in {folder} are as they were"
         raise fail(write_error(folder, exc, _kept(folder, exc, whole))) from None
+    watch.folder = None  # both groups are written
     if summary is not None:
         _print_summary(summary, folder)
     if result.added_from:  # only the noted manifests that gave items (a copied run's own copy has them all)
@@ -204,6 +231,25 @@ def report(
     note = stale_note(result.stale)
     if note:
         err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """``path``'s inode and modification time (a file renamed into place has another), None if absent."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _stopped_between(folder: Path) -> typer.Exit:
+    """Say what a report stopped between its two groups of files left in ``folder`` (the summary's new,
+    the page and its tables the previous report's, or none), and the exit to raise."""
+    err_console.print(
+        f"interrupted: summary.csv, summary.md, errors.csv and results.csv in {folder} are new, but "
+        "index.html and tables/ are still those of the previous report (or absent), so the two may "
+        "disagree; rerun the same command to write them all", markup=False, highlight=False)
+    return typer.Exit(130)
 
 
 def _refuse_linked_default(folder: Path) -> None:
