@@ -22,12 +22,14 @@ so they never run a user's script again at all.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import multiprocessing as mp
 import multiprocessing.spawn as mp_spawn
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from multiprocessing.connection import wait
 from multiprocessing.context import BaseContext, SpawnContext, SpawnProcess
 from multiprocessing.process import BaseProcess
@@ -96,6 +98,32 @@ def stop_pool(pool: Any, wait: float = 5.0) -> None:
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.join(timeout=wait)
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """Hold off Ctrl-C, SIGTERM and SIGHUP while the block runs (a few renames that must all happen or
+    none), then deliver the first that came, through the handlers set before.
+
+    In the main thread only (elsewhere the block runs as it is); a signal that is ignored stays ignored.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    names = ("SIGINT", "SIGTERM", "SIGHUP")  # (no SIGHUP on Windows)
+    previous = {sig: signal.getsignal(sig) for sig in (getattr(signal, n, None) for n in names)
+                if sig is not None}
+    held = [sig for sig, handler in previous.items() if handler not in (signal.SIG_IGN, None)]
+    for sig in held:
+        signal.signal(sig, lambda signum, frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for sig in held:
+            signal.signal(sig, previous[sig])
+        if got:
+            signal.raise_signal(got[0])
 
 
 def terminate_as_interrupt() -> None:
