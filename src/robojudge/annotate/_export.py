@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 
 from robojudge._files import temp_beside
+from robojudge._lifeline import stops_deferred
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import project_row
 from robojudge.annotate._errors import AnnotateError
@@ -276,8 +277,9 @@ def write_files(files: Mapping[Path, str]) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmps[path], "x", encoding="utf-8", newline="") as fh:
                 fh.write(text)
-        for path, tmp in tmps.items():
-            os.replace(tmp, path)
+        with stops_deferred():  # (a stop between two renames would leave a mixed set)
+            for path, tmp in tmps.items():
+                os.replace(tmp, path)
     except OSError as exc:
         raise AnnotateError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:

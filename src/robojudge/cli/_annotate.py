@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from robojudge.cli._common import console, err_console, fail
+from robojudge.cli._common import console, err_console, fail, says_when_stopped
 from robojudge.cli._tables import name_table, print_table
 
 app = typer.Typer(
@@ -168,6 +168,8 @@ def import_drafts_cmd(
 
 
 @app.command("export")
+@says_when_stopped("--out is as it was (its files are replaced only once all are written whole); rerun "
+                   "the same command to export")
 def export_cmd(
     db: str = _DB,
     project: str = _PROJECT,

@@ -20,6 +20,7 @@ from robojudge.cli._common import (
     print_summary,
     progress_every_option,
     progress_option,
+    says_when_stopped,
     scoring_progress,
 )
 
@@ -51,6 +52,8 @@ def _interval(e: Any) -> str:
 
 
 @app.command("acceleration")
+@says_when_stopped("the results scored are stored and --out's files are as they were (they are replaced only "
+                   "once all are written whole); rerun the same command: it resumes from the stored results")
 def acceleration_cmd(
     suite: Path = typer.Argument(..., help="Suite manifest holding the dense and the accelerated rollouts."),
     dense: str = typer.Option(..., "--dense", help="The dense generator (speedup 1, Q 1)."),

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from robojudge.cli._common import check_out_folder, console, err_console, fail
+from robojudge.cli._common import check_out_folder, console, err_console, fail, says_when_stopped
 
 app = typer.Typer(help="KIVA's keypoint reader: train it, calibrate its thresholds, upgrade an older one.",
                   no_args_is_help=True)
@@ -91,6 +91,9 @@ def _error_line(name: str, err: dict[str, Any], holdout: float | None = None) ->
 
 
 @app.command("train")
+@says_when_stopped("--out is as it was (a reader is written there only whole, at the end); nothing of "
+                   "this training was saved, and there is no resume: rerun the same command to train from "
+                   "the start")
 def train_cmd(
     episodes: Path = typer.Option(..., "--episodes", help="Manifest of reference videos with state files, "
                                   "faithful rollouts and recordings (docs/kiva.md)."),

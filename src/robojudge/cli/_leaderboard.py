@@ -24,6 +24,7 @@ from robojudge.cli._common import (
     load_results,
     progress_every_option,
     progress_option,
+    says_when_stopped,
 )
 from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import CONSTANT_WHYS, OVERALL, Estimate, Leaderboard
@@ -304,6 +305,8 @@ def _rates(text: str) -> list[float | None]:
 
 
 @app.command("fps-ablation")
+@says_when_stopped("the judgments stored so far are kept, and --out is written only at the end (its files "
+                   "are as they were); rerun the same command to resume")
 def fps_ablation(
     suite: Path = typer.Argument(..., help="Suite manifest with PA/IA labels."),
     judge_name: str | None = typer.Option(None, "--judge", "-j", help="Judge name from the judges file."),
