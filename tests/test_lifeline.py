@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
 
 import pytest
+
+from robojudge._lifeline import stops_deferred
 
 SCRIPT = """
 import os, signal, time
@@ -85,3 +88,14 @@ def test_a_stop_during_a_finalizer_still_stops(name: str) -> None:
     # Delivered again as a signal to the main thread: it ends the 20-s sleep the program is in (a
     # simulated interrupt, _thread.interrupt_main, was seen only once the sleep was over).
     assert elapsed < 15
+
+
+def test_a_stop_during_stops_deferred_comes_once_the_block_is_done() -> None:
+    # The swap of a training's checkpoint folder: two renames that must both happen or neither.
+    done: list[str] = []
+    with pytest.raises(KeyboardInterrupt), stops_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # (a signal is handled between two bytecodes: it would have been by now)
+        done.append("the block ran to its end")
+    assert done == ["the block ran to its end"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
