@@ -208,6 +208,10 @@ class CostModel:
         return total / max(1, workers) + overhead_s * pairs
 
 
+#: Results per worker a run finishes before :class:`RunPace` counts its wall time beyond the metrics.
+PACE_RESULTS = 3
+
+
 @dataclass
 class RunPace:
     """The wall time a run spends beyond what its metrics measure, per finished result.
@@ -220,13 +224,27 @@ class RunPace:
     among the workers (the wall-clock throughput that progress bars use, less what the cost model already
     predicts per item size).
 
+    The clock starts at the first finished task (:meth:`first`), not when the run starts: starting the
+    worker processes is paid once, and counted per result over the first few results it made a run of
+    4,000 results look hours long with minutes left (review rev9). Nor does it count before
+    :data:`PACE_RESULTS` results per worker are in, whose wall time says little.
+
     Args:
-        started: When the first task was sent, on the clock the caller passes to :meth:`overhead`.
+        started: When the clock started (:meth:`first`), on the clock the caller passes to
+            :meth:`overhead`; None until then.
     """
 
-    started: float
+    started: float | None = None
     results: int = 0
     metric_seconds: float = 0.0
+
+    def first(self, now: float) -> bool:
+        """Start the clock at ``now`` if it has not started; whether it did (the caller's task, whose time
+        the start-up holds, is then not counted)."""
+        if self.started is not None:
+            return False
+        self.started = now
+        return True
 
     def add(self, results: int, metric_seconds: float) -> None:
         """Count finished results and the seconds their metrics measured."""
@@ -234,8 +252,9 @@ class RunPace:
         self.metric_seconds += metric_seconds
 
     def overhead(self, now: float, workers: int) -> float:
-        """Wall seconds per finished result beyond its metrics' share of ``workers`` (0 before any)."""
-        if not self.results:
+        """Wall seconds per finished result beyond its metrics' share of ``workers`` (0 before
+        :data:`PACE_RESULTS` results per worker)."""
+        if self.started is None or self.results < PACE_RESULTS * max(1, workers):
             return 0.0
         beyond = (now - self.started) - self.metric_seconds / max(1, workers)
         return max(0.0, beyond) / self.results

@@ -316,7 +316,7 @@ def judge_items(
         raise ValueError("a ready backend cannot travel to executor workers; pass the judge config only")
     if executor is None:
         # One connection per request in flight, besides the store, the caches, decoder pipes and the
-        # interpreter's own (about 24 at the default concurrency of 8): refused now, not as error rows.
+        # interpreter's own (about 28 at the default concurrency of 4): refused now, not as error rows.
         ensure_open_files(OPEN_FILES_BASE + judge.concurrency, f"judge {judge.name!r} at concurrency "
                           f"{judge.concurrency}", "lower --concurrency (per endpoint in a fleet)")
     ex = make_executor(workers, executor, address) if isinstance(executor, str) else executor

@@ -819,7 +819,7 @@ def score_blocks(
         on_crash = (_one_per_child("the worker process died while scoring this item")
                     if isinstance(ex, LocalProcessExecutor) else _crash_rows)
         results = ex.map_unordered(guarded if in_process else compute_task, planned, on_crash)
-        pace = RunPace(time.perf_counter())
+        pace = RunPace()
         for task, computed in results:
             rows, changed = _inputs_now(task, computed)
             # One transaction: a task's results land together or not at all; a row another run stored
@@ -841,7 +841,8 @@ def score_blocks(
                 left.remove(row.metric, task.size)
                 summary.metric_seconds[row.metric] = (
                     summary.metric_seconds.get(row.metric, 0.0) + (row.duration_s or 0.0))
-            pace.add(len(rows), sum(row.duration_s or 0.0 for row in rows))
+            if not pace.first(time.perf_counter()):  # (the first task's wall time holds the start-up)
+                pace.add(len(rows), sum(row.duration_s or 0.0 for row in rows))
             overhead = pace.overhead(time.perf_counter(), ex.workers)
             summary.estimate_s = costs.remaining(left, ex.workers, overhead)
             summary.estimate_settled = costs.settled(left)
