@@ -304,11 +304,13 @@ class OpenFilesError(RuntimeError):
     Attributes:
         summary: The run's summary so far when it stopped during the run (a judge run's
             ``JudgeRunSummary``); ``None`` when it was refused before starting.
+        rows: Rows that finished in the task that met the limit (an item's other rubrics), to store.
     """
 
     def __init__(self, message: str, summary: Any = None) -> None:
         super().__init__(message)
         self.summary = summary
+        self.rows: list[Any] = []
 
 
 def ensure_open_files(needed: int, what: str, fix: str) -> int | None:

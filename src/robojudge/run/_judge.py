@@ -204,6 +204,10 @@ async def _judge_async(
                 if halted is None:
                     halted = exc
                     engine.stop(f"not sent: {exc}")
+                if exc.rows:  # the item's rubrics that finished before it
+                    kept, changed = inputs_now(item, exc.rows)
+                    summary.changed_inputs += len(changed)
+                    writer.put(kept)
                 return
             if halted is not None:  # what failed after the stop is judged again by the next run
                 rows = [row for row in rows if row.status != "error"]

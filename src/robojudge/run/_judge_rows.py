@@ -422,18 +422,25 @@ async def judge_one(
     warnings = [f"{frames.path}: {w}" for w in frames.warnings]
     if item.grid is None and frames.tiling is not None:
         warnings.append(f"{frames.path}: {frames.tiling}")
+    halt: tuple[OpenFilesError, BaseException] | None = None
     for out in outcomes:
         if isinstance(out, BaseException) and (code := out_of_files(out)) is not None:
-            raise out_of_files_error(item, out, code) from out
+            halt = out_of_files_error(item, out, code), out
+            break
     rows = []
     for p, out, fp in zip(plans, outcomes, prints, strict=True):
         if isinstance(out, RubricResult):  # one rubric's failure leaves the item's others be
             rows.append(_row(item, p.for_result(out), out, fp, warnings, sent.details()))
+        elif halt is not None:  # the run stops: the next one judges it again
+            continue
         elif isinstance(out, VideoError):
             rows.append(error_row(item, p, f"video error: {out}", fp))
         else:
             reason = f"judge raised {type(out).__name__}: {engine.redact.message(out)}"
             rows.append(error_row(item, p, reason, fp))
+    if halt is not None:  # the item's rubrics that finished are stored all the same (review rev9)
+        halt[0].rows = rows
+        raise halt[0] from halt[1]
     return rows
 
 

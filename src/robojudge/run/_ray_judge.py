@@ -26,7 +26,7 @@ from robojudge.judges import (
     Scoring,
     make_backend,
 )
-from robojudge.run._executor import Executor
+from robojudge.run._executor import Executor, OpenFilesError
 from robojudge.run._judge_rows import Writer, error_row, inputs_now, judge_one
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
@@ -85,7 +85,18 @@ def judge_chunk(chunk: JudgeChunk) -> ChunkResult:
     async def one(entry: Entry) -> list[ResultRow]:
         item, plans, prints = entry
         async with gate:
-            rows = await judge_one(item, plans, prints, engine, chunk.frames, cache, None)
+            try:
+                rows = await judge_one(item, plans, prints, engine, chunk.frames, cache, None)
+            except OpenFilesError as exc:
+                # This worker ran out of file descriptors on this item: its finished rubrics are kept
+                # and the others are error rows of this item alone (the rest of the chunk goes on; a
+                # worker's limit is its own, so the run is not stopped from here); --retry-errors
+                # judges them again.
+                done = {row.metric for row in exc.rows}
+                why = f"{exc.__cause__ or exc}: this worker's limit on open files was reached"
+                unfinished = [(plan, fp) for plan, fp in zip(plans, prints, strict=True)
+                              if plan.metric_id not in done]
+                rows = exc.rows + [error_row(item, plan, why, fp) for plan, fp in unfinished]
         # Checked here, where the video was read: the driver may not see the worker's files.
         rows, dropped = inputs_now(item, rows)
         if dropped:
