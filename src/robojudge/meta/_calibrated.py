@@ -305,7 +305,9 @@ def cross_validate_ordinal(x: npt.ArrayLike, y: npt.ArrayLike, groups: Sequence[
 
     Every item, labelled or not, is predicted by the model of its fold, which was fitted on the
     labelled items of the other folds only. Standardization and the imputation means are taken from
-    the training folds.
+    the training folds. An item without any feature value (every metric failed on it: a broken video)
+    is neither trained on nor predicted: its ``expected`` is NaN and its ``predicted`` 0, so it is
+    unscored downstream, not given the model's prior (the training mean of every feature).
 
     Args:
         x: ``(n, p)`` features (NaN = missing).
@@ -326,14 +328,16 @@ def cross_validate_ordinal(x: npt.ArrayLike, y: npt.ArrayLike, groups: Sequence[
     expected = np.full(n, np.nan)
     predicted = np.zeros(n, dtype=np.int64)
     models: list[OrdinalLogit | None] = []
+    measured = np.isfinite(arr).any(axis=1) if arr.size else np.zeros(n, dtype=bool)
     for f in range(k):
-        test = fold == f
-        train = ~test & np.isfinite(target)
+        test = (fold == f) & measured
+        train = (fold != f) & measured & np.isfinite(target)
         if not train.any():
             models.append(None)
             continue
         model = fit_ordinal_logit(arr[train], target[train], alpha=alpha, scale=scale)
-        expected[test] = model.predict_expected(arr[test])
-        predicted[test] = model.predict_class(arr[test])
+        if test.any():
+            expected[test] = model.predict_expected(arr[test])
+            predicted[test] = model.predict_class(arr[test])
         models.append(model)
     return CrossValidated(expected, predicted, fold, k, tuple(models))
