@@ -383,3 +383,24 @@ def test_labels_come_in_code_point_order_of_usernames(backend: str, suite_files:
             for entry in svc.queue(who):
                 label_through(svc, who, entry.assignment_id, _values(k))
     assert [lab.rater for lab in submitted_labels(db, "p")] == ["Bob", "Zoe", "alice", "emile"]
+
+
+@SQLITE_ONLY
+def test_the_suites_overall_score_stays_with_its_item(db_url: str, tmp_path: Path) -> None:
+    # audit combos F2: the export dropped every item's labels.overall (RoboPhys-3D's 10-point human score,
+    # which the app does not collect), so a report of the exported manifest lost its human reference
+    suite = make_suite(tmp_path / "suite")
+    records = [json.loads(line) for line in suite.manifest.read_text(encoding="utf-8").splitlines()]
+    for k, rec in enumerate(records):
+        rec["labels"] = {"overall": 2.5 + k, "rater": "panel"}
+    suite.manifest.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    _labelled(db_url, SuiteFiles(suite.manifest, suite.root, tuple(r["item_id"] for r in records)))
+    out = tmp_path / "labelled.jsonl"
+    n = export_manifest(db_url, "p", out)  # without --include-disputed some items go unlabelled
+    items = load_suite(out).items
+    assert n < len(items)
+    for k, it in enumerate(items):
+        assert it.labels is not None and it.labels.overall == 2.5 + k, it
+        if it.labels.pa is None:  # not labelled in the app: the suite's score and its rater alone
+            assert it.labels.rater == "panel" and it.labels.ia is None
+    assert sum(it.labels.pa is not None for it in items if it.labels) == n

@@ -363,9 +363,15 @@ def export_manifest(
     for item in project_suite(db, project, suite).items:
         record = item.model_dump(mode="json", exclude_none=True, exclude={"labels"})
         lab = chosen.get(item.item_id)
+        # The suite's 10-point overall score (RoboPhys-3D's human score, collected outside the app, which
+        # records none) stays with its item: the export replaces PA, IA and the checklist only.
+        kept = item.labels
+        overall = kept.overall if kept is not None else None
+        if lab is None and kept is not None and overall is not None:
+            record["labels"] = {"overall": overall, **({"rater": kept.rater} if kept.rater else {})}
         if lab is not None:
             n += 1
-            record["labels"] = manifest_labels(lab)
+            record["labels"] = manifest_labels(lab) | ({"overall": overall} if overall is not None else {})
             segments = list(lab.values.segments)
             # The segment length goes with the verdicts: segment k covers [k * segment_s, (k + 1) *
             # segment_s) seconds of the clip (``meta segments-table`` lines them up with a metric's).
