@@ -110,3 +110,12 @@ def test_cli_writes_the_matrix(tmp_path, table):
     assert printed.exit_code == 0 and list(csv.reader(io.StringIO(printed.stdout))) == rows
     bad = CliRunner().invoke(app, ["correlations", "--in", str(src), "--by", "model", "--of", "levels"])
     assert bad.exit_code == 2 and "--of must be one of subdim, level, metric" in bad.output
+
+
+def test_nothing_to_correlate_is_an_error_saying_why():
+    # one metric only: every sub-dimension lacks metrics, so under --missing nan each is NaN
+    rows = [{"generator": g, "metric": "iq1_psnr", "value": v} for g, v in (("a", .1), ("b", .5), ("c", .9))]
+    with pytest.raises(AggregateInputError, match="no subdim has a value.*--missing drop"):
+        correlations_from_table(pd.DataFrame(rows), by=["generator"], normalized=True)
+    corr = correlations_from_table(pd.DataFrame(rows), by=["generator"], normalized=True, missing="drop")
+    assert list(corr.columns) == ["IQ-1"]

@@ -627,6 +627,10 @@ def correlations_from_table(
         cols = [c for c in scores.columns if c.startswith(prefix)]
         frame = scores[cols].rename(columns=lambda c: c[len(prefix):])
     frame = frame.astype(float).dropna(axis=1, how="all")
+    if frame.shape[1] == 0:  # (audit combos: printed a bare header, exit 0)
+        why = (" (under --missing nan a sub-dimension or level missing any of its metrics is NaN: "
+               "--missing drop scores what there is)" if of != "metric" and missing == "nan" else "")
+        raise AggregateInputError(f"{source}: no {of} has a value in any configuration{why}")
     n = len(frame)
     if n < MIN_CONFIGURATIONS:
         raise AggregateInputError(f"{source}: {n} configuration(s) of --by {','.join(keys)}; a correlation "
