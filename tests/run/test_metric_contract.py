@@ -86,3 +86,28 @@ def test_scoring_refuses_a_value_with_the_words_of_results_import(contract_toy: 
     assert scored[("high", "test_out_of_range")].startswith(problems[0].message + ": ")
     # the file's cell is quoted as written ('inf'), the computed value as Python prints it
     assert scored[("inf", "test_infinite")].startswith(problems[1].message.replace("'inf'", "inf") + ": ")
+
+
+def test_a_networks_value_past_its_nominal_range_is_kept_with_a_note() -> None:
+    # CI: MUSIQ with random full-size weights gave a value outside [0, 1] and became an error row. A
+    # network's head is bounded by no construction (provider "model"): its finite value stays, the problem
+    # noted in its details; a computed metric's is refused, and an infinite value always is.
+    import math
+
+    from robojudge.metrics import METRICS, Score, metric
+    from robojudge.run import MetricRequest, compute_metric
+
+    with METRICS.scratch():
+        for name, provider in (("test_net", "model"), ("test_formula", "computed")):
+            @metric(name, family="baseline", inputs={"instruction"}, higher_is_better=True, version="1",
+                    citation="test", description="test-only metric", native_range=(0.0, 1.0),
+                    provider=provider)
+            def value(item: Item, config: object) -> Score:
+                return Score(value=math.inf if item.item_id == "inf" else 1.7)
+
+        (item,), (inf,) = _items("a"), _items("inf")
+        net = compute_metric(item, MetricRequest.build("test_net"))
+        assert net.status == "ok" and net.value == 1.7
+        assert "1.7 is outside the native range [0, 1] of metric 'test_net'" in net.details["outside_range"]
+        assert compute_metric(item, MetricRequest.build("test_formula")).status == "error"
+        assert compute_metric(inf, MetricRequest.build("test_net")).status == "error"

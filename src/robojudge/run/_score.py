@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,6 +24,7 @@ from robojudge.metrics import (
     MetricInputError,
     MetricResultError,
     MetricSpec,
+    Provider,
     flow_readers,
     get_metric,
     missing_inputs,
@@ -313,7 +315,9 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
 
     A metric that raises, returns no :class:`~robojudge.metrics.Score`, or a value that is infinite or
     outside its ``native_range`` (:meth:`~robojudge.metrics.MetricSpec.value_problem`, the check of
-    ``results import``) gets an error row saying so; NaN is its "unscored" value, an ok row.
+    ``results import``) gets an error row saying so; NaN is its "unscored" value, an ok row. A network's
+    finite value outside the range (provider ``model``: its head is not bounded) is kept, the problem
+    under ``details["outside_range"]``.
     ``fingerprint`` (of the inputs, see :func:`metric_fingerprint`) is stored with the row.
     ``timeout_s``: a metric still computing after this many seconds is stopped and its row is an
     error saying so (:mod:`robojudge.run._timelimit` says how, and where it cannot). ``tiled``: the
@@ -336,9 +340,14 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
         if stop.passed_after is not None:
             return _error_row(item, req, timed_out_message(stop.passed_after), time.perf_counter() - start,
                               fingerprint)
-        # The metric broke its own contract: refused here as `results import` refuses such a value
+        # The metric broke its own contract: refused here as `results import` refuses such a value. A
+        # network's output (provider "model": MUSIQ, LAION-AP, LPIPS) is bounded by no construction, only
+        # nominally by the paper's range: a value past it is kept, with the problem noted in its details.
         problem = spec.value_problem(score.value) if score.scored else None
-        if problem is not None:
+        details = score.details
+        if problem is not None and spec.provider is Provider.model and math.isfinite(score.value):
+            details = {**details, "outside_range": problem}
+        elif problem is not None:
             return _error_row(item, req, f"{problem}: not stored as a value; correct the metric (or its "
                               "native_range) and give it a new version", time.perf_counter() - start,
                               fingerprint)
@@ -351,7 +360,7 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
             status="ok",
             value=score.value,
             duration_s=time.perf_counter() - start,
-            details=with_libraries(with_frame_size(with_video_warnings(score.details, warned),
+            details=with_libraries(with_frame_size(with_video_warnings(details, warned),
                                                    sizes.get(str(Path(item.video)))), spec),
             config=req.config.model_dump(mode="json"),
             fingerprint=fingerprint,
