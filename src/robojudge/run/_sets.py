@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from robojudge.metrics import MetricSpec, MissingLibrariesError, missing_libraries
+from robojudge.metrics import MetricSpec, MissingLibrariesError, Provider, missing_libraries
 from robojudge.metrics._sets import (
     ItemGroup,
     SetMetricSpec,
@@ -143,9 +143,13 @@ def to_result_rows(
         ok = r.status == "ok"
         error = r.error
         if ok and not math.isnan(r.value) and (problem := sm.spec.value_problem(r.value)) is not None:
-            # the metric broke its contract: refused as compute_metric refuses a per-item value
-            ok, error = False, (f"{problem}: not stored as a value; correct the metric (or its native_range) "
-                                "and give it a new version")
+            # the metric broke its contract: as compute_metric does with a per-item value, kept with a note
+            # where it is a network's finite output (FVD, IS: their features' nets), else refused
+            if sm.spec.provider is Provider.model and math.isfinite(r.value):
+                details["outside_range"] = problem
+            else:
+                ok, error = False, (f"{problem}: not stored as a value; correct the metric (or its "
+                                    "native_range) and give it a new version")
         out.append(ResultRow(
             item_id=r.item_id or group_item_id(by, r.group), metric=r.metric, config_hash=chash,
             version=version, status="ok" if ok else "error", value=r.value if ok else None, error=error,
