@@ -65,37 +65,24 @@ def export_cmd(
                       "`robojudge train sft|grpo` need train.jsonl", markup=True, highlight=False)
 
 
-def _run(stage: str, out: Path, run: Callable[[], TrainResult]) -> None:
+def _run(stage: str, run: Callable[[], TrainResult]) -> None:
     from robojudge.train import TrainingError
 
-    before = _folder_identity(out)
     try:
         result = run()
     except (TrainingError, ValueError) as exc:
         raise fail(str(exc)) from None
-    except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the checkpoint is swapped in whole, or not at all
-        if before is not None and _folder_identity(out) not in (before, None):
-            kept = f"the new checkpoint was saved to {out} whole just before the stop"
-        else:
-            was = "is as it was" if before is not None else "was not created"
-            kept = (f"{out} {was}; nothing of this training was saved (there is no resume: rerun the same "
-                    "command to train from the start)")
-        err_console.print(f"interrupted: {kept}", highlight=False, markup=False)
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt:
+        # (audit signals: a stopped training exited 130 without a word)
+        err_console.print("interrupted: nothing of this training was recorded (no robojudge-train.json "
+                          "was written; a checkpoint folder without one holds no complete training); "
+                          "there is no resume: run the same command again", highlight=False, markup=False)
+        raise SystemExit(130) from None
     last = f"{result.losses[-1]:.4g}" if result.losses else "none logged"
     console.print(f"{stage}: {result.steps} steps, last loss {last}; checkpoint {result.out} (stage "
                   f"{result.stage}). To judge with it, add to robojudge.toml:", highlight=False)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", result.out.name).strip("-.") or "trained"
     console.print(result.judge_toml(name), highlight=False, markup=False)
-
-
-def _folder_identity(path: Path) -> tuple[int, int] | None:
-    """The device and inode of the folder ``path`` (another once a new checkpoint is swapped in), or None."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
 
 
 @app.command("sft")
@@ -120,7 +107,7 @@ def sft_cmd(
     settings = SFTSettings(epochs=epochs, global_batch=global_batch, per_device_batch=per_device_batch,
                            learning_rate=lr, max_steps=max_steps, lora=lora, seed=seed)
     check_out_folder(out)
-    _run("sft", out, lambda: train_sft(model, data, out, settings, device=device))
+    _run("sft", lambda: train_sft(model, data, out, settings, device=device))
 
 
 @app.command("grpo")
@@ -152,4 +139,4 @@ def grpo_cmd(
                             rewards=tuple(r.strip() for r in reward.split(",") if r.strip()), lora=lora,
                             seed=seed)
     check_out_folder(out)
-    _run("grpo", out, lambda: train_grpo(model, data, out, settings, device=device))
+    _run("grpo", lambda: train_grpo(model, data, out, settings, device=device))

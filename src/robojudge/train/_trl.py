@@ -18,15 +18,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robojudge._files import temp_beside
-from robojudge._lifeline import stops_deferred
+from robojudge._files import replace_text
 from robojudge.train._export import EXPORT_FILE
 from robojudge.train._reward import REWARDS
 
@@ -241,36 +238,16 @@ def _lora(net: Any, rank: int) -> Any:
 
 
 def _save(trainer: Any, processor: Any, out: Path, lora: bool) -> None:
+    """Save the model and processor into ``out``. A previous training's ``robojudge-train.json`` there is
+    removed first, and the caller writes the new one last: a save stopped half-way (Ctrl-C, SIGTERM)
+    leaves no record describing the other training beside the new weights, so the folder says nothing
+    rather than something false (the judges leaderboard reads the stage from it)."""
+    (out / TRAIN_FILE).unlink(missing_ok=True)
     model = trainer.model
     if lora:
         model = model.merge_and_unload()
     model.save_pretrained(out)
     processor.save_pretrained(out)
-
-
-def _staging(out: Path) -> Path:
-    """A new hidden folder beside ``out`` where a training writes (TRL's output folder) and its checkpoint is
-    saved, to be put in ``out``'s place whole once everything is written (:func:`_swap_in`)."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    stage = temp_beside(out, ".training")
-    stage.mkdir()
-    return stage
-
-
-def _swap_in(stage: Path, out: Path) -> None:
-    """Put the folder ``stage`` in ``out``'s place: ``out`` is the previous checkpoint (or absent) or the new
-    one, never the new weights beside the old robojudge-train.json. The two renames are not interrupted
-    (:func:`robojudge._lifeline.stops_deferred`); the previous folder is removed after them."""
-    old = temp_beside(out, ".old") if os.path.lexists(out) else None
-    with stops_deferred():
-        if old is not None:
-            os.replace(out, old)
-        os.replace(stage, out)
-    if old is not None:
-        if old.is_dir() and not old.is_symlink():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            old.unlink(missing_ok=True)
 
 
 def _losses(log: Sequence[Mapping[str, Any]]) -> list[float]:
@@ -287,7 +264,7 @@ def trained_from(model: str) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
-def _finish(trainer: Any, processor: Any, out: Path, staging: Path, stage: str, model: str, data: str | Path,
+def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, data: str | Path,
             settings: Any, lora: bool, overrides: Mapping[str, Any] | None = None) -> TrainResult:
     if int(trainer.state.global_step) == 0:
         raise TrainingError(f"{data}: training took no step (too few records for one batch?); nothing saved "
@@ -295,9 +272,7 @@ def _finish(trainer: Any, processor: Any, out: Path, staging: Path, stage: str, 
     before = trained_from(model)
     if stage == "rl":  # RL on an SFT checkpoint is the paper's SFT+RL stage
         stage = "sft+rl" if before.get("stage") == "sft" else "rl"
-    # Saved beside --out and swapped in whole with its robojudge-train.json: a save stopped half-way (tens
-    # of seconds for a 7B model) left the new weights beside the previous training's robojudge-train.json.
-    _save(trainer, processor, staging, lora)
+    _save(trainer, processor, out, lora)
     log = [dict(e) for e in trainer.state.log_history]
     losses = _losses(log)
     local = Path(model)
@@ -311,8 +286,7 @@ def _finish(trainer: Any, processor: Any, out: Path, staging: Path, stage: str, 
             "data": str(Path(data).resolve()), "data_digest": digest, "settings": asdict(settings),
             "overrides": dict(overrides or {}), "steps": result.steps, "losses": losses,
             "finite": all(math.isfinite(v) for v in losses)}
-    (staging / TRAIN_FILE).write_text(json.dumps(info, indent=2, default=str) + "\n", encoding="utf-8")
-    _swap_in(staging, out)
+    replace_text(out / TRAIN_FILE, json.dumps(info, indent=2, default=str) + "\n", root=out, named=True)
     return result
 
 
@@ -356,23 +330,19 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
     world = max(1, int(torch.cuda.device_count())) if not cpu else 1
     accumulation = max(1, s.global_batch // (s.per_device_batch * world))
     out_dir = Path(out)
-    staging = _staging(out_dir)
-    try:
-        args = trl.SFTConfig(**{
-            "output_dir": str(staging), "num_train_epochs": s.epochs, "max_steps": s.max_steps,
-            "per_device_train_batch_size": s.per_device_batch, "gradient_accumulation_steps": accumulation,
-            "learning_rate": s.learning_rate, "logging_steps": 1, "save_strategy": "no", "report_to": [],
-            "seed": s.seed, "remove_unused_columns": False, "dataset_kwargs": {"skip_prepare_dataset": True},
-            "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
-        })
-        dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"],
-                                               "fps": r["fps"]} for r in records])
-        trainer = trl.SFTTrainer(model=net, args=args, train_dataset=dataset, processing_class=processor,
-                                 data_collator=JudgeSFTCollator(processor))
-        trainer.train()
-        return _finish(trainer, processor, out_dir, staging, "sft", model, data, s, s.lora, overrides)
-    finally:  # (gone once swapped in; left by a stop or an error)
-        shutil.rmtree(staging, ignore_errors=True)
+    args = trl.SFTConfig(**{
+        "output_dir": str(out_dir), "num_train_epochs": s.epochs, "max_steps": s.max_steps,
+        "per_device_train_batch_size": s.per_device_batch, "gradient_accumulation_steps": accumulation,
+        "learning_rate": s.learning_rate, "logging_steps": 1, "save_strategy": "no", "report_to": [],
+        "seed": s.seed, "remove_unused_columns": False, "dataset_kwargs": {"skip_prepare_dataset": True},
+        "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
+    })
+    dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "completion": r["completion"],
+                                           "fps": r["fps"]} for r in records])
+    trainer = trl.SFTTrainer(model=net, args=args, train_dataset=dataset, processing_class=processor,
+                             data_collator=JudgeSFTCollator(processor))
+    trainer.train()
+    return _finish(trainer, processor, out_dir, "sft", model, data, s, s.lora, overrides)
 
 
 def reward_functions(names: Sequence[str]) -> list[Callable[..., list[float]]]:
@@ -411,33 +381,29 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     torch, transformers, trl, datasets = _imports()
     cpu, dtype = _device(torch, device)
     out_dir = Path(out)
-    staging = _staging(out_dir)
-    try:
-        args = trl.GRPOConfig(**{
-            "output_dir": str(staging), "num_train_epochs": s.epochs, "max_steps": s.max_steps,
-            "per_device_train_batch_size": s.prompts_per_device * s.num_generations,
-            "gradient_accumulation_steps": s.grad_accumulation, "num_generations": s.num_generations,
-            "learning_rate": s.learning_rate, "max_completion_length": s.max_completion_length,
-            "temperature": s.temperature, "logging_steps": 1, "save_strategy": "no", "report_to": [],
-            "seed": s.seed, "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
-        })
-        # distinct prompts one generation takes (every process, every accumulation step, overrides included)
-        per_generation = args.generation_batch_size // args.num_generations
-        if len(records) < per_generation:  # TRL would yield no batch: no step, or its own unrelated error
-            raise TrainingError(f"{Path(data) / 'train.jsonl'}: {len(records)} train records, but one GRPO "
-                                f"generation takes {per_generation} prompts ({args.generation_batch_size} "
-                                f"completions of {args.num_generations} per prompt: prompts per device x "
-                                "accumulation steps x processes); export more, or lower them")
-        processor, net = _load(transformers, torch, model, cpu, dtype)
-        if s.lora:
-            net = _lora(net, s.lora_rank)
-        columns = ("prompt", "score", "rubric", "item_id", "fps")
-        dataset = datasets.Dataset.from_list([{k: r[k] for k in columns} for r in records])
-        from robojudge.train._grpo_video import video_grpo_trainer
+    args = trl.GRPOConfig(**{
+        "output_dir": str(out_dir), "num_train_epochs": s.epochs, "max_steps": s.max_steps,
+        "per_device_train_batch_size": s.prompts_per_device * s.num_generations,
+        "gradient_accumulation_steps": s.grad_accumulation, "num_generations": s.num_generations,
+        "learning_rate": s.learning_rate, "max_completion_length": s.max_completion_length,
+        "temperature": s.temperature, "logging_steps": 1, "save_strategy": "no", "report_to": [],
+        "seed": s.seed, "use_cpu": cpu, "bf16": not cpu, **dict(overrides or {}),  # overrides win
+    })
+    # distinct prompts one generation takes (every process, every accumulation step, overrides included)
+    per_generation = args.generation_batch_size // args.num_generations
+    if len(records) < per_generation:  # TRL would yield no batch: no step, or its own unrelated error
+        raise TrainingError(f"{Path(data) / 'train.jsonl'}: {len(records)} train records, but one GRPO "
+                            f"generation takes {per_generation} prompts ({args.generation_batch_size} "
+                            f"completions of {args.num_generations} per prompt: prompts per device x "
+                            "accumulation steps x processes); export more, or lower them")
+    processor, net = _load(transformers, torch, model, cpu, dtype)
+    if s.lora:
+        net = _lora(net, s.lora_rank)
+    dataset = datasets.Dataset.from_list([{"prompt": r["prompt"], "score": r["score"], "rubric": r["rubric"],
+                                           "item_id": r["item_id"], "fps": r["fps"]} for r in records])
+    from robojudge.train._grpo_video import video_grpo_trainer
 
-        trainer = video_grpo_trainer()(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
-                                       processing_class=processor)
-        trainer.train()
-        return _finish(trainer, processor, out_dir, staging, "rl", model, data, s, s.lora, overrides)
-    finally:  # (gone once swapped in; left by a stop or an error)
-        shutil.rmtree(staging, ignore_errors=True)
+    trainer = video_grpo_trainer()(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
+                                   processing_class=processor)
+    trainer.train()
+    return _finish(trainer, processor, out_dir, "rl", model, data, s, s.lora, overrides)
