@@ -40,7 +40,13 @@ from robojudge.kiva import (
     resolve_robot,
 )
 from robojudge.meta import Leaderboard
-from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
+from robojudge.metric_info import (
+    direction,
+    registry_config_key,
+    registry_defaults,
+    registry_networks,
+    registry_range,
+)
 from robojudge.metrics import expand_metric_ids
 from robojudge.report import (
     GroupSummary,
@@ -498,7 +504,8 @@ def run_demo(
     # One check of each row for the summary, the tables below and the HTML report, as `robojudge report`.
     stale = remembered_stale(stale_rows)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",
-                             native_range=registry_range, stale=stale, named=False)
+                             native_range=registry_range, stale=stale, named=False,
+                             defaults=registry_defaults)
     with ResultStore(db) as store:
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
@@ -534,7 +541,7 @@ def run_demo(
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
                              native_range=registry_range, config_key=registry_config_key,
                              networks=registry_networks, title=f"robojudge demo ({kind} suite)", seed=seed,
-                             stale=stale, named=False)
+                             stale=stale, named=False, defaults=registry_defaults)
     return DemoResult(
         suite_kind=kind,
         manifest=manifest,

@@ -123,6 +123,18 @@ def registry_config_key(metric: str, values: Mapping[str, Any] | None) -> tuple[
     return spec.config_hash(spec.make_config(None if values is None else dict(values))), spec.version
 
 
+def registry_defaults(metric: str) -> dict[str, Any] | None:
+    """The default config of a registered metric, as its rows store a config (JSON values); None for an
+    id the registry does not know (a judge score, a metric whose plugin is not installed)."""
+    spec = _spec(metric)
+    if spec is None:
+        return None
+    try:
+        return dict(spec.make_config(None).model_dump(mode="json"))
+    except ValueError:  # defaults it refuses (a plugin's required setting)
+        return None
+
+
 def registry_range(metric: str) -> tuple[float | None, float | None] | None:
     """``(low, high)`` bounds of ``metric``'s values (either may be None: unbounded), or None if unknown."""
     return _registry_range(metric, generation())

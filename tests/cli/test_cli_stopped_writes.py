@@ -86,5 +86,5 @@ def test_a_report_stopped_between_its_summary_and_its_page_names_the_files_repla
     assert (out / "index.html").read_text() == "old\n", "the page was written before the stop"
     said = " ".join(said.split())  # (folded to the terminal's width)
     assert "no file of the report was left half-written" not in said
-    assert f"summary.csv, summary.md, errors.csv and results.csv in {out} are new" in said
+    assert f"summary.csv, summary.md, errors.csv, results.csv and provenance.json in {out} are new" in said
     assert "index.html and tables/ are still those of the previous report" in said

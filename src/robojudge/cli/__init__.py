@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def _run(app: typer.Typer, args: list[str]) -> None:
     from robojudge._files import LinkedFolderError, LinkReplacedWarning
-    from robojudge.cli._common import warnings_said_once
+    from robojudge.cli._common import command_remembered, warnings_said_once
     from robojudge.registry import PluginError, PluginSkippedWarning, skipping_broken_plugins
 
     try:
@@ -274,6 +274,7 @@ def _run(app: typer.Typer, args: list[str]) -> None:
         # a broken plugin left out of a command that only reads.
         with contextlib.ExitStack() as stack:
             stack.enter_context(watch(_say))
+            stack.enter_context(command_remembered(args))  # (what a report records as its command)
             stack.enter_context(warnings_said_once(LinkReplacedWarning))
             if reads_only(args):
                 stack.enter_context(warnings_said_once(PluginSkippedWarning))

@@ -461,3 +461,30 @@ def print_run_interrupted() -> None:
     """The line of a ``score`` or ``judge`` run that was stopped: a note, on stderr with the progress, so
     that ``CMD > file`` keeps the summary alone."""
     err_console.print(RUN_INTERRUPTED, style="yellow", highlight=False, markup=False)
+
+
+#: The arguments of the ``robojudge`` command running (set by :func:`command_remembered`; None under a
+#: test runner that calls the app itself).
+_ARGUMENTS: list[str] | None = None
+
+
+@contextmanager
+def command_remembered(args: Sequence[str]) -> Iterator[None]:
+    """Keep the arguments of the ``robojudge`` command for :func:`command_line` while it runs."""
+    global _ARGUMENTS  # noqa: PLW0603 (one command at a time: robojudge.cli.main runs it)
+    before, _ARGUMENTS = _ARGUMENTS, list(args)
+    try:
+        yield
+    finally:
+        _ARGUMENTS = before
+
+
+def command_line() -> list[str] | None:
+    """The command this process runs (``["robojudge", "report", ...]``), a password in a URL among its
+    arguments written as ``***`` (:func:`robojudge.store.mask_text`); None when not started by
+    :func:`robojudge.cli.main`. What a report records as the command that made it."""
+    if _ARGUMENTS is None:
+        return None
+    from robojudge.store import mask_text
+
+    return ["robojudge", *(mask_text(a) for a in _ARGUMENTS)]

@@ -16,6 +16,7 @@ from robojudge.cli._common import (
     E1_HELP,
     MANIFEST_STORE,
     check_out_folder,
+    command_line,
     console,
     err_console,
     fail,
@@ -24,7 +25,13 @@ from robojudge.cli._common import (
     write_error,
 )
 from robojudge.cli._tables import add_column, print_table
-from robojudge.metric_info import direction, registry_config_key, registry_networks, registry_range
+from robojudge.metric_info import (
+    direction,
+    registry_config_key,
+    registry_defaults,
+    registry_networks,
+    registry_range,
+)
 from robojudge.report import (
     GROUP_FIELDS,
     T_INTERVAL,
@@ -152,7 +159,8 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
         watch.folder, watch.before = folder, _file_identity(folder / "summary.csv")
         try:
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
-                                     stale=stale, named=out is not None)
+                                     stale=stale, named=out is not None, command=command_line(),
+                                     defaults=registry_defaults)
         except (ManifestError, StoreError, ValueError) as exc:
             raise fail(str(exc)) from None
         except OSError as exc:  # a full disk, a file-size limit
@@ -204,7 +212,8 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
                                    native_range=registry_range, title=title or f"robojudge report: {name}",
                                    bootstrap=bootstrap, seed=seed, stale=stale,
                                    config_key=registry_config_key, networks=registry_networks,
-                                   named=out is not None)
+                                   named=out is not None, command=command_line(),
+                                   defaults=registry_defaults)
     except (ManifestError, StoreError, ValueError, LinkedFolderError) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a file-size limit: the page and its tables are replaced together
@@ -246,7 +255,8 @@ def _stopped_between(folder: Path) -> typer.Exit:
     """Say what a report stopped between its two groups of files left in ``folder`` (the summary's new,
     the page and its tables the previous report's, or none), and the exit to raise."""
     err_console.print(
-        f"interrupted: summary.csv, summary.md, errors.csv and results.csv in {folder} are new, but "
+        f"interrupted: summary.csv, summary.md, errors.csv, results.csv and provenance.json in {folder} are "
+        "new, but "
         "index.html and tables/ are still those of the previous report (or absent), so the two may "
         "disagree; rerun the same command to write them all", markup=False, highlight=False)
     return typer.Exit(130)
@@ -267,8 +277,8 @@ def _print_summary(summary: Table | None, folder: Path) -> None:
     """A manifest's summary table and where its files are (nothing for a run folder or store)."""
     if summary is not None:
         print_table(summary)
-        console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv)",
-                      highlight=False)
+        console.print(f"report: {folder}  (summary.md, summary.csv, results.csv, errors.csv, "
+                      "provenance.json)", highlight=False)
 
 
 def _kept(folder: Path, exc: OSError, whole: str) -> str:

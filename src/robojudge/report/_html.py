@@ -35,6 +35,14 @@ from robojudge.report._leaderboard import Direction
 from robojudge.report._library_section import libraries_section
 from robojudge.report._motion import motion_section
 from robojudge.report._network_section import networks_section
+from robojudge.report._provenance import (
+    DefaultsOf,
+    configurations_table,
+    header_lines,
+    no_defaults,
+    report_provenance,
+    stage_provenance,
+)
 from robojudge.report._robophys import heatmap_section, robophys_section, sensitivity_section
 from robojudge.report._sections import NetworksOf, ReportInput, Section, no_networks, overview_section
 from robojudge.report._size_section import sizes_section
@@ -337,6 +345,8 @@ def write_html_report(
     config_key: ConfigKey | None = None,
     networks: NetworksOf | None = None,
     named: bool = True,
+    command: Sequence[str] | None = None,
+    defaults: DefaultsOf | None = None,
 ) -> HtmlReport:
     """Write ``index.html`` and ``tables/*.{csv,md,tex}`` for the results stored at ``db``.
 
@@ -372,6 +382,11 @@ def write_html_report(
             caller chose (a run folder's default ``report/``, which may have been downloaded): only links
             staying inside it are followed. Either way a ``tables/`` leading out of it is refused
             (:func:`robojudge._files.replacing`).
+        command: The command line that made the report (the CLI passes it), for the page's header and
+            ``provenance.json`` (:mod:`robojudge.report._provenance`), which every report folder holds.
+        defaults: Each metric's default config (:func:`robojudge.metric_info.registry_defaults`, which
+            the CLI passes), so that the "Configurations" table and ``provenance.json`` say which
+            settings differ from it; without it they give each config whole.
 
     Returns:
         An :class:`HtmlReport`.
@@ -385,20 +400,35 @@ def write_html_report(
                       native_range or unknown_range, config_key, networks or no_networks, left_out)
     sections = build_sections(inp)
     out = Path(out_dir)
-    suites = ([str(manifest)] if manifest is not None else []) + [str(m) for m in added]
+    read = ([Path(manifest)] if manifest is not None else []) + list(added)
+    suites = [str(m.absolute()) for m in read]
     plural = "s" if len(suites) > 1 else ""
     source = f"store {where}" + (f", suite{plural} {', '.join(suites)}" if suites else "")
     index = out / "index.html"
     notes = [n for n in (manifest_rows_note(invalid), stale_note(left_out)) if n]
-    page = render_page(sections, title=title, source=source, notes=notes)
+    now = datetime.now(UTC)
+    record = report_provenance(rows, store=where, manifests=read, bootstrap=bootstrap, seed=seed,
+                               command=command, written=now, defaults=defaults or no_defaults)
+    sections.insert(1, Section("configurations", "Configurations", intro=_CONFIGURATIONS_INTRO,
+                               tables=[configurations_table(record)]))
+    page = render_page(sections, title=title, source=source, notes=notes, about=header_lines(record),
+                       written=now)
     with replacing(out, named=named) as files:  # the page last: it never names tables of another report
         written, unlisted = stage_tables(files, [t for sec in sections for t in sec.tables], out / "tables")
+        stage_provenance(files, out, record)
         files.write_text(index, page)
     known = {it.item_id for it in items}
     outside = 0 if manifest is None else sum(
         r.item_id not in known and not r.item_id.startswith(GROUP_PREFIX) for r in rows)
     return HtmlReport(index, tuple(sections), tuple(written), tuple(left_out), tuple(added), outside,
                       tuple(unlisted), tuple(invalid))
+
+
+_CONFIGURATIONS_INTRO = (
+    "What produced each series of this report, from its stored rows: the metric version, the config hash, "
+    "the settings that differ from the installed metric's defaults and the library versions; for a judge, "
+    "its backend, model, rubrics and frame sampling. provenance.json beside this page holds the same, with "
+    "each config whole, the bootstrap seed, the robojudge version, the command and the manifests' digests.")
 
 
 #: The list of the table files a report wrote, in its ``tables/`` folder.
@@ -449,10 +479,10 @@ def _remove(files: Staged, gone: Path) -> bool:
 #: The names of the tables the report writes (and has written since its first version), besides the
 #: acceleration audit's, which are named after a generator (:data:`_PER_GENERATOR`).
 REPORT_TABLES = frozenset({
-    "consistency_motion", "failed_everywhere", "fps_ablation", "judge_confusion", "judge_coverage",
-    "judge_self_consistency", "judge_statistics", "judges", "kiva", "leaderboard", "libraries", "low_motion",
-    "metric_agreement", "metric_correlations", "networks", "robophys", "robophys_coverage", "sample_size",
-    "set_level", "sizes", "summary", "threshold_sensitivity",
+    "configurations", "consistency_motion", "failed_everywhere", "fps_ablation", "judge_confusion",
+    "judge_coverage", "judge_self_consistency", "judge_statistics", "judges", "kiva", "leaderboard",
+    "libraries", "low_motion", "metric_agreement", "metric_correlations", "networks", "robophys",
+    "robophys_coverage", "sample_size", "set_level", "sizes", "summary", "threshold_sensitivity",
 })
 _PER_GENERATOR = re.compile(r"(acceleration|retention)_[A-Za-z0-9_-]+")
 
@@ -481,9 +511,11 @@ def _listed(path: Path) -> set[str]:
     return {n for n in lines if not n.startswith("#") and n == Path(n).name and n.endswith(_TABLE_SUFFIXES)}
 
 
-def render_page(sections: Sequence[Section], *, title: str, source: str, notes: Sequence[str] = ()) -> str:
-    """The HTML document of the report."""
-    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+def render_page(sections: Sequence[Section], *, title: str, source: str, notes: Sequence[str] = (),
+                about: Sequence[str] = (), written: datetime | None = None) -> str:
+    """The HTML document of the report; ``about``: lines of the header under ``source`` (what made the
+    report: :func:`robojudge.report._provenance.header_lines`), ``written``: its date (now by default)."""
+    stamp = (written or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     nav = "".join(f'<a href="#{s.key}">{html.escape(s.title)}</a>' for s in sections)
     body = []
     for s in sections:
@@ -511,6 +543,7 @@ def render_page(sections: Sequence[Section], *, title: str, source: str, notes: 
         '<link rel="icon" href="data:,">'
         f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>"
         f"<header><h1>{html.escape(title)}</h1><p>{html.escape(source)} &middot; written {stamp}</p>"
+        + "".join(f"<p>{html.escape(line)}</p>" for line in about)
         + "".join(f'<p class="warning">{html.escape(n)}</p>' for n in notes) + "</header>"
         f"<nav>{nav}</nav><main>{''.join(body)}</main></body></html>\n"
     )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from robojudge._chars import look_alike_pairs, look_alike_reason
+from robojudge.report._provenance import DefaultsOf, no_defaults, report_provenance
 from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
 from robojudge.report._unset import unset_name, unset_note
 from robojudge.store import OUTSIDE_COLUMN, ResultStore, item_columns, outside_column
@@ -63,12 +64,17 @@ def report_suite(
     native_range: RangeOf | None = None,
     stale: StaleFinder | None = None,
     named: bool = True,
+    command: Sequence[str] | None = None,
+    defaults: DefaultsOf = no_defaults,
 ) -> list[GroupSummary]:
     """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field.
 
     ``native_range``: see :func:`write_report` (the CLI passes the metric registry's). ``stale`` finds
     the rows whose inputs changed since they were computed (:func:`robojudge.run.stale_rows`, which
     the CLI passes); they are left out of the summary, which says so. ``named``: as
+    :func:`robojudge.report.write_html_report`'s. The folder's ``provenance.json``
+    (:mod:`robojudge.report._provenance`) names the manifest by its absolute path and digest, every
+    stored configuration, and ``command`` (the command line, which the CLI passes); ``defaults``: as
     :func:`robojudge.report.write_html_report`'s.
     """
     suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
@@ -81,6 +87,9 @@ def report_suite(
         rows = store.rows()  # read once for the stale check and the summary
         left_out = stale(rows, suite.items) if stale is not None else []
         columns = {**item_columns(suite.items), OUTSIDE_COLUMN: outside_column(suite.items)}
+        gone = {r.key for r in left_out}
+        record = report_provenance([r for r in rows if r.key not in gone], store=store.url,
+                                   manifests=[manifest], command=command, defaults=defaults)
         return write_report(store, out_dir, group_of, title=heading, group_label=by, cluster_of=clips,
                             native_range=native_range, columns=columns, stale=left_out, note=note, rows=rows,
-                            named=named)
+                            named=named, provenance=record)

@@ -24,9 +24,11 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from robojudge._files import replacing
 from robojudge.meta import clustered_mean_interval, mean_confidence_interval
+from robojudge.report._provenance import stage_provenance
 from robojudge.report._series import SeriesKey, failed_everywhere, label_series, split_series
 from robojudge.report._tables import SMALL_MARK, is_small, md_escape, md_prose, small_note
 from robojudge.store import STALE_COLUMN, ResultRow, ResultStore, SafeCsvWriter, export_results
@@ -241,6 +243,7 @@ def write_report(
     note: str = "",
     rows: Sequence[ResultRow] | None = None,
     named: bool = True,
+    provenance: Mapping[str, Any] | None = None,
 ) -> list[GroupSummary]:
     """Write ``results.csv`` (long rows), ``summary.csv``, ``summary.md`` and ``errors.csv``: each beside its
     name, renamed into place once all four are written, so a failed write (a full disk) leaves the
@@ -266,6 +269,8 @@ def write_report(
     ``stale`` column when ``columns`` are given (a suite is known), as ``robojudge results export
     --suite`` marks them. ``note``: a sentence ``summary.md`` prints above its table (how the items
     without the field are named, say). ``named``: as :func:`robojudge.report.write_html_report`'s.
+    ``provenance``: written as ``provenance.json`` with the rest
+    (:func:`robojudge.report._provenance.report_provenance`; :func:`report_suite` passes it).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -318,5 +323,7 @@ def write_report(
                 if r.status != "ok":
                     w2.writerow([r.item_id, r.metric, r.config_hash, r.error])
         files.write_text(out / "summary.md", md)
+        if provenance is not None:
+            stage_provenance(files, out, provenance)
         export_results(store, out / "results.csv", "csv", columns=columns, root=out, named=named)
     return summaries
