@@ -15,6 +15,7 @@ import pytest
 from _scene import H, W, clean_frames
 from typer.testing import CliRunner
 
+import robojudge
 from robojudge.cli import app
 from robojudge.metrics import FrameOptions, frame_option_values, get_metric
 from robojudge.metrics import functional as F
@@ -128,6 +129,7 @@ def test_the_native_profile_keeps_its_values_and_details(item: Item) -> None:
         assert "profile" not in r.details
         assert r.details.pop("frame_size") == f"{W}x{H}"
         assert r.details.pop("libraries") == library_versions()  # the runner's record, not the metric's
+        assert r.details.pop("robojudge") == robojudge.__version__  # the runner's too
         assert (r.value, r.details) == (plain[r.metric].value, plain[r.metric].details), r.metric
 
 

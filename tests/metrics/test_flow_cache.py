@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from _scene import FPS, H, W, clean_frames
 
+import robojudge
 from robojudge.metrics import FrameOptions, _derived, _flow_cache, get_metric
 from robojudge.metrics import functional as F
 from robojudge.metrics.functional import _flow
@@ -62,6 +63,7 @@ def test_each_flow_of_an_item_is_computed_once(tmp_path, monkeypatch, fps):
     # The runner adds the size each metric read the video at; the rest is the metric's own.
     sizes = {r.metric: r.details.pop("frame_size") for r in rows}
     assert {r.details.pop("libraries") for r in rows} == {library_versions()}  # the runner's record
+    assert {r.details.pop("robojudge") for r in rows} == {robojudge.__version__}  # the runner's too
     assert {r.metric: (r.value, r.details) for r in rows} == {
         m: (s.value, s.details) for m, s in separate.items()}
     assert sizes == {m: "256x256" if m.startswith("flow_") else f"{W}x{H}" for m in FLOW_METRICS}

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+import robojudge
 from robojudge.cli import build_app
 from robojudge.metrics import METRICS, SET_METRICS
 from robojudge.metrics import _sets as sets
@@ -90,7 +91,8 @@ def test_group_rows_are_stored_and_a_rerun_computes_nothing(toy, items, store) -
     assert g1.value == pytest.approx(20, abs=2)  # mean of 40 and 60 against 30
     assert g1.config == {"group_by": "generator"} and len(g1.fingerprint) == 32
     assert g1.details == {"group_by": "generator", "group": "g1", "n_items": 2, "n_references": 1,
-                          "libraries": library_versions()}  # computed metric: the core libraries
+                          "libraries": library_versions(),  # computed metric: the core libraries
+                          "robojudge": robojudge.__version__}  # and the release that computed it
     assert [(r.group, r.item_id) for r in run.rows] == [("g1", None), ("g2", None)]
     assert run.rows[0].value == g1.value
 

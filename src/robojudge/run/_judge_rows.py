@@ -249,7 +249,9 @@ def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str, warni
         error=res.error,
         duration_s=res.duration_s,
         # what the judge was sent: the file, the view it shows, a grid's layout and the cell sent
-        details={**(_score.with_video_warnings(res.details, warnings) or {}), "judged": judged},
+        # and the robojudge release that judged it (outside the key: an upgrade judges nothing again)
+        details=_score.with_release({**(_score.with_video_warnings(res.details, warnings) or {}),
+                                     "judged": judged}),
         config=plan.config,
         fingerprint=fingerprint,  # taken when the run was planned: what the judge was asked about
     )

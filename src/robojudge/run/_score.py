@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+import robojudge
 from robojudge._lifeline import WorkerStartError, main_importable
 from robojudge.metrics import (
     Input,
@@ -423,8 +424,16 @@ def with_frame_size(details: dict[str, Any] | None, sizes: list[str] | None) -> 
 
 def with_libraries(details: dict[str, Any] | None, spec: MetricSpec[Any]) -> dict[str, Any]:
     """A row's details with ``libraries``: the versions of the libraries its value was computed with
-    (:func:`robojudge.run._libraries.library_versions`)."""
-    return {**(details or {}), "libraries": library_versions(spec)}
+    (:func:`robojudge.run._libraries.library_versions`), and ``robojudge``: the release that computed it
+    (:func:`with_release`)."""
+    return with_release({**(details or {}), "libraries": library_versions(spec)})
+
+
+def with_release(details: dict[str, Any] | None) -> dict[str, Any]:
+    """A row's details with ``robojudge``: the robojudge release that computed the row. The metric
+    version covers a metric's own code, not what it shares with the others (frame reading, preprocessing)
+    or the report; the release is outside the row's key and config hash, so an upgrade rescores nothing."""
+    return {**(details or {}), "robojudge": robojudge.__version__}
 
 
 def _note_warnings(summary: RunSummary, row: ResultRow) -> None:

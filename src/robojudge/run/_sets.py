@@ -49,7 +49,13 @@ from robojudge.run._executor import (
 from robojudge.run._filehash import one_look
 from robojudge.run._fingerprint import Fingerprint, set_inputs, settle
 from robojudge.run._libraries import library_versions, same_libraries
-from robojudge.run._score import RunInterrupted, crash_reason, refuse_main_defined, timed_out_message
+from robojudge.run._score import (
+    RunInterrupted,
+    crash_reason,
+    refuse_main_defined,
+    timed_out_message,
+    with_release,
+)
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.run._where import claim_store, default_run_dir, other_manifests, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
@@ -191,7 +197,8 @@ class SetTask:
 def compute_set_task(task: SetTask) -> list[SetRow]:
     """A group's rows (failures as error rows; see :func:`~robojudge.metrics._sets.score_group`); each
     scored row records the library versions it was computed with (``details["libraries"]``, where it is
-    computed: on a Ray worker, that worker's), as per-item rows do. A group still computing after
+    computed: on a Ray worker, that worker's) and the robojudge release (``details["robojudge"]``), as
+    per-item rows do. A group still computing after
     ``task.timeout_s`` is stopped: its rows are errors saying so (:mod:`robojudge.run._timelimit`)."""
     libraries = library_versions(task.spec)
     with stop_after(task.timeout_s) as stop:
@@ -199,7 +206,7 @@ def compute_set_task(task: SetTask) -> list[SetRow]:
     if stop.passed_after is not None:
         message = timed_out_message(stop.passed_after, "the metric was still computing the group")
         return _error_rows(task.sm, task.group, message, set_config_hash(task.config, task.group.by))
-    return [replace(r, details={**r.details, "libraries": libraries}) if r.status == "ok" else r
+    return [replace(r, details=with_release({**r.details, "libraries": libraries})) if r.status == "ok" else r
             for r in rows]
 
 
