@@ -100,3 +100,15 @@ def test_verdict_overlap_counts_a_segment_without_a_verdict_as_a_miss() -> None:
     # Levels 0 Good, 1 Medium, 2 Bad; group a: 1 of 2 right, group b: 1 right, 1 without a verdict.
     out = verdict_overlap([0, 2, 1, np.nan], [0, 1, 1, 2], ["a", "a", "b", "b"])
     assert out.groups == {"a": 0.5, "b": 0.5} and out.macro == 0.5 and out.micro == 0.5
+
+
+def test_the_json_names_the_seed_the_level_and_the_draws(tmp_path: Path) -> None:
+    # An 80% interval must not read as a 95% one once printed: the file says which it is.
+    path = _csv(tmp_path)
+    args = ["segments", "--in", str(path), "--score", "vlm:higher-better", "--bootstrap", "20", "--json"]
+    res = CliRunner().invoke(app, [*args, "--seed", "5", "--level", "0.8"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["bootstrap"] == {"replicates": 20, "seed": 5, "level": 0.8, "clusters": {"all": 10}}
+    assert out["draws"] is None  # no --video, so no band overlap was calibrated
+    assert json.loads(CliRunner().invoke(app, args).output)["bootstrap"]["level"] == 0.95

@@ -372,6 +372,9 @@ def segments(
     if as_json:
         out = {"file": str(path), "segments": table.segments, "verdicts": table.verdicts,
                "clusters_from": table.clusters_from, "clusters": rho.clusters, "replicates": rho.replicates,
+               "bootstrap": {"replicates": rho.replicates, "seed": seed, "level": level,
+                             "clusters": rho.clusters},
+               "draws": draws if table.bands else None,
                "higher_better": scores, "rho": {k: cells(v) for k, v in rho.metrics.items()},
                "minus_reference": {k: cells(v) for k, v in rho.differences.items()}, "reference": reference,
                "overlap": {k: {g: band(b) for g, b in per.items()} for k, per in table.bands.items()},
