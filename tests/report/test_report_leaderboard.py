@@ -304,3 +304,34 @@ def test_generators_and_best_of_n_read_the_installed_version_of_a_metric_too(tmp
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())
     assert "left out: pixel_frame_consistency v1" in said and "Picks per generator: good 8" in said
+
+
+def test_a_calibrated_board_names_what_the_judge_was_fit_on_in_every_output(tmp_path):
+    # The generators board ranked by the calibrated judge said neither its features, the versions left
+    # out, its penalty nor its folds, though `leaderboard judges` said all of them: the same command then
+    # ranked otherwise after an upgrade, in the same words.
+    import json
+
+    items, rows = _data(n_clips=6)
+    manifest, db = stored_suite(tmp_path, items, [*rows, *(replace(r, version="0") for r in rows
+                                                           if r.metric == "smooth")])
+    args = ["generators", str(manifest), "--db", db, "--scores", "calibrated", "--bootstrap", "0",
+            "--folds", "3", "--alpha", "0.5"]
+    sentence = (f"{CALIBRATED}: ordinal logistic regression (alpha 0.5, expected score) on jitter, "
+                "smooth [v1]; out-of-fold scores from 3-fold cross-validation grouped by clip, no VLM. One "
+                "version per metric, the installed one where stored; left out: smooth v0.")
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "lb")])
+    assert res.exit_code == 0, res.output
+    assert sentence in " ".join(res.output.split())
+    assert sentence in " ".join((tmp_path / "lb" / "leaderboard.md").read_text().split())
+    with (tmp_path / "lb" / "leaderboard.csv").open() as f:
+        assert {r["scores_from"] for r in csv.DictReader(f)} == {sentence}
+    res = CliRunner().invoke(app, [*args, "--json"])
+    fitted = json.loads(res.stdout)["calibrated"]
+    assert fitted["metrics"] == ["jitter", "smooth [v1]"] and fitted["left_out"] == ["smooth v0"]
+    assert (fitted["alpha"], fitted["folds"], fitted["prediction"]) == (0.5, 3, "expected")
+    # Labels say nothing of a fit, and the CSV keeps its columns.
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "0", "--out",
+                                   str(tmp_path / "lab")])
+    assert res.exit_code == 0 and CALIBRATED not in res.output
+    assert "scores_from" not in (tmp_path / "lab" / "leaderboard.csv").read_text()

@@ -48,6 +48,8 @@ from robojudge.report import (
 from robojudge.report._judges import JUDGE_COLUMNS, chance_row, judge_mark, judge_notes, judges_table_note
 from robojudge.report._leaderboard import (
     approximate_standing,
+    calibrated_scores,
+    calibration_note,
     calibration_problem,
     lone_sentences,
     small_standing,
@@ -147,9 +149,15 @@ def generators(
     if out is not None:
         check_out_folder(out)
     rows, items = load_results(suite, db)
+    cal: CalibratedJudge | None = None
     try:
-        per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
-                                      prediction=predict)
+        if scores == "calibrated":  # (fit here, as the source does, to say below what it was fit on)
+            cal = calibrated_scores(rows, items, direction, n_folds=folds, alpha=alpha, seed=seed,
+                                    prediction=predict, config_key=registry_config_key)
+            per_axis = cal.scores
+        else:
+            per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha,
+                                          seed=seed, prediction=predict)
         tolerance = CALIBRATED_TOLERANCE if scores == "calibrated" else 0.0  # (its fit's last digits)
         board = generator_board(items, per_axis, bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by,
                                 tolerance=tolerance)
@@ -164,31 +172,26 @@ def generators(
     if scores == "calibrated":
         size_note = (mixed_size_note(mixed_sizes(rows, group_of))
                      + mixed_library_note(mixed_libraries(rows, group_of)))
+    note = calibration_note(cal)
     if as_json:
-        typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict(),
+        fitted = {} if cal is None else {"calibrated": {
+            "metrics": list(cal.metrics), "left_out": list(cal.left_out), "alpha": cal.alpha, "folds": folds,
+            "prediction": cal.prediction, "note": note}}
+        typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict(), **fitted,
                                **({"warning": size_note.strip()} if size_note else {})}, indent=2))
     else:
         _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}, {level:.0%} CI, "
                             f"{bootstrap} replicates)")
+        if note:
+            console.print(note, highlight=False, markup=False)
         if size_note:
             err_console.print(f"[yellow]{escape(size_note.strip())}[/]", markup=True, highlight=False)
         if renamed := unset_note(map(generator_of, items)).strip():
             console.print(renamed, highlight=False, markup=False)
     if out is not None:
-        paths = write_leaderboard(board, out, title=f"Generator leaderboard ({scores})")
+        paths = write_leaderboard(board, out, title=f"Generator leaderboard ({scores})", note=note)
         (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",
                                                     highlight=False)
-
-
-def _calibration_note(cal: CalibratedJudge | None) -> str:
-    if cal is None:
-        return ""
-    k = next(iter(cal.folds.values())).n_folds
-    older = (" One version per metric, the installed one where stored; left out: "
-             f"{', '.join(cal.left_out)}." if cal.left_out else "")
-    return (f"{CALIBRATED}: ordinal logistic regression (alpha {cal.alpha:g}, {cal.prediction} score) "
-            f"on {', '.join(cal.metrics)}; "
-            f"out-of-fold scores from {k}-fold cross-validation grouped by clip, no VLM.{older}")
 
 
 def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading: str,
@@ -254,7 +257,7 @@ def judges(
             config_key=registry_config_key)
     except ValueError as exc:
         raise fail(str(exc)) from None
-    note = _calibration_note(cal)
+    note = calibration_note(cal)
     if calibrated and cal is None:
         why = calibration_problem([it for it in items if it.labels is not None], n_folds=folds, seed=seed)
         note = f"{CALIBRATED} left out: {why or 'no stored metric values to calibrate on'}"

@@ -42,6 +42,7 @@ from robojudge.report._tables import (
     is_approximate,
     is_small,
     md_escape,
+    md_prose,
     small_note,
 )
 from robojudge.report._unset import generator_groups
@@ -336,6 +337,20 @@ def calibrated_scores(rows: Sequence[ResultRow], items: Sequence[Item],
     return CalibratedJudge(tuple(f.label for f in feats), scores, folds, alpha, prediction, tuple(left_out))
 
 
+def calibration_note(cal: CalibratedJudge | None) -> str:
+    """The sentence saying what the calibrated judge was fit on: its penalty, prediction, features (with
+    the versions left out) and folds; empty without one. ``leaderboard judges`` and ``leaderboard
+    generators --scores calibrated`` write it under their tables."""
+    if cal is None:
+        return ""
+    k = next(iter(cal.folds.values())).n_folds
+    older = (" One version per metric, the installed one where stored; left out: "
+             f"{', '.join(cal.left_out)}." if cal.left_out else "")
+    return (f"{CALIBRATED}: ordinal logistic regression (alpha {cal.alpha:g}, {cal.prediction} score) "
+            f"on {', '.join(cal.metrics)}; "
+            f"out-of-fold scores from {k}-fold cross-validation grouped by clip, no VLM.{older}")
+
+
 def small_standing(entry: LeaderboardEntry, target: str) -> bool:
     """Whether a generator's mean on ``target`` rests on few items or clips (Overall: on either axis)."""
     axes = list(entry.n_items) if target == OVERALL else [target]
@@ -432,8 +447,11 @@ def _rank(rank: int | None) -> str:
     return "not ranked" if rank is None else str(rank)
 
 
-def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderboard") -> str:
-    """The leaderboard as Markdown: scores with CIs, ranks with their probability, adjacent pairs."""
+def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderboard", note: str = "") -> str:
+    """The leaderboard as Markdown: scores with CIs, ranks with their probability, adjacent pairs.
+
+    ``note``: a paragraph under the table, such as what the scores were computed from
+    (:func:`calibration_note`)."""
     ci = (f"{board.level:.0%} percentile intervals over {board.n_replicates} cluster-bootstrap replicates "
           f"({board.n_clusters} clips in {board.n_strata} {'stratum' if board.n_strata == 1 else 'strata'}, "
           f"seed {board.seed})"
@@ -456,6 +474,7 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
     if small:
         lines += ["", small_note(any(not math.isnan(s.low) for s in small))]
     lines += ["", *board_notes(board)] if board_notes(board) else []
+    lines += ["", md_prose(note)] if note else []
     if board.adjacent:  # (one generator ranked: no pair)
         lines += ["", "## Adjacent pairs", "",
                   "P(upper > lower): share of replicates in which the upper generator scores higher (ties "
@@ -468,8 +487,11 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
 
 
 def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "Generator leaderboard",
-                      named: bool = True) -> list[Path]:
+                      named: bool = True, note: str = "") -> list[Path]:
     """Write ``leaderboard.md`` and ``leaderboard.csv`` (one row per generator) to ``out_dir``.
+
+    ``note``: what the scores were computed from (:func:`calibration_note`), written under the Markdown
+    table and, so that the CSV read alone still says it, as its last column ``scores_from``.
 
     ``named``: ``out_dir`` is a folder the user named (``--out``), whose links to files are followed
     wherever they lead (a ``leaderboard.md`` linked into a paper's folder); False for one the caller chose
@@ -481,6 +503,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
     for t in board.targets:
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
                                                                         "rank_high", "small_n"))]
+    fields += ["scores_from"] if note else []
     with replacing(out, named=named) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "leaderboard.csv", newline="") as f:
             w = SafeCsvWriter(f)
@@ -491,8 +514,9 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
                     s = e.standings[t]
                     row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob,
                             s.rank_low or None, s.rank_high or None, small_standing(e, t)]
+                row += [note] if note else []
                 w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
-        files.write_text(out / "leaderboard.md", leaderboard_markdown(board, title=title))
+        files.write_text(out / "leaderboard.md", leaderboard_markdown(board, title=title, note=note))
     return [out / "leaderboard.md", out / "leaderboard.csv"]
 
 
