@@ -121,3 +121,36 @@ def test_cli_prints_which_configuration_it_audited(suite, tmp_path) -> None:
             "needs at least 3) over 2 clips") in " ".join(boot.output.split())
     bad = CliRunner().invoke(app, [*args, "--set", "pixel_frame_consistenc.fps=2"])
     assert bad.exit_code == 2 and "pixel_frame_consistenc" in bad.output
+
+
+def test_the_page_tables_and_json_name_the_audited_configuration_when_only_one_is_stored(tmp_path) -> None:
+    # With one configuration stored there was no choice to note: two audits of fps=2 and of the default
+    # rows gave pages and tables whose words were the same and whose retentions differed.
+    items = _items()
+    rows = [ResultRow(item_id=it.item_id, metric=METRIC, config_hash=OTHER.config_hash,
+                      version=OTHER.spec.version, status="ok", value=1.0 if it.generator == "dense" else 4.0,
+                      config=OTHER.config.model_dump(mode="json")) for it in items]
+    manifest, db = stored_suite(tmp_path, items, rows)
+    run = audit_acceleration(manifest, "dense", ["fast"], db=db, bootstrap=0, out_dir=tmp_path / "out")
+    (note,) = run.config_notes  # (only this much was said before, and only on stdout and in the JSON)
+    assert note.startswith(f"{METRIC}: audited its only stored configuration (config {OTHER.config_hash[:8]}")
+    said = (f"Audited configurations: {METRIC} [v{OTHER.spec.version}, config {OTHER.config_hash[:8]}, "
+            "fps=2.0].")
+    page = " ".join((tmp_path / "out" / "index.html").read_text().split())
+    assert said in page
+    assert said in " ".join((tmp_path / "out" / "tables" / "retention_dense.md").read_text().split())
+    data = json.loads((tmp_path / "out" / "acceleration.json").read_text())
+    assert data["audited"] == [{"metric": METRIC, "version": OTHER.spec.version,
+                                "config_hash": OTHER.config_hash, "non_default": "fps=2.0"}]
+    # The default configuration says so; a row stored without its config cannot say what differs.
+    rows = [ResultRow(item_id=r.item_id, metric=METRIC, config_hash=DEFAULT.config_hash,
+                      version=DEFAULT.spec.version, status="ok", value=r.value,
+                      config=DEFAULT.config.model_dump(mode="json")) for r in rows]
+    (tmp_path / "d").mkdir()
+    manifest, db = stored_suite(tmp_path / "d", items, rows)
+    run = audit_acceleration(manifest, "dense", ["fast"], db=db, bootstrap=0)
+    assert run.audited[0]["non_default"] == "" and run.config_notes == []
+    (tmp_path / "e").mkdir()
+    manifest, db = _stored(tmp_path / "e", [(DEFAULT.config_hash, DEFAULT.spec.version)])  # no config
+    run = audit_acceleration(manifest, "dense", ["fast"], db=db, bootstrap=0)
+    assert run.audited[0]["non_default"] is None

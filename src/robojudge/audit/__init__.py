@@ -9,6 +9,7 @@ from robojudge.audit._acceleration import (
     AccelerationRun,
     acceleration_json,
     audit_acceleration,
+    audited_note,
     not_quality_note,
     write_acceleration,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "acceleration_json",
     "audit_acceleration",
     "audit_sample_size",
+    "audited_note",
     "chunk_drift",
     "default_grid",
     "drop_and_interpolate",

@@ -33,6 +33,7 @@ from robojudge.meta import (
 from robojudge.metric_info import NOT_VIDEO_QUALITY, direction, registry_config_key
 from robojudge.metrics import ALL_METRICS
 from robojudge.report import audit_section, frontier_table, render_page, retention_table, stale_note
+from robojudge.report._series import config_differences
 from robojudge.run import (
     MetricRequest,
     ProgressCallback,
@@ -68,6 +69,8 @@ class AccelerationRun:
             (:data:`robojudge.metric_info.NOT_VIDEO_QUALITY`: the random baseline, the simulator's own
             record) found in the store or brought in by ``all``, and left out of the audit.
         not_quality_named: Such metrics named in ``metrics`` by their id, and audited as asked.
+        audited: Per audited metric, the configuration it was read under (:func:`audited_configs`),
+            stored or not beside another one.
     """
 
     audit: AccelerationAudit
@@ -80,11 +83,49 @@ class AccelerationRun:
     stale: list[ResultRow] = field(default_factory=list)
     not_quality_left_out: list[str] = field(default_factory=list)
     not_quality_named: list[str] = field(default_factory=list)
+    audited: list[dict[str, Any]] = field(default_factory=list)
 
 
 config_key = registry_config_key
 """The ``(config hash, version)`` a registered metric's config values are stored under now
 (:func:`robojudge.metric_info.registry_config_key`; the report is given the same)."""
+
+
+def audited_configs(rows: Sequence[ResultRow], metrics: Sequence[str]) -> list[dict[str, Any]]:
+    """Per metric of ``metrics``, the configuration its ``rows`` (one per metric) were computed under:
+    ``metric``, ``version``, ``config_hash`` and ``non_default``, the ``key=value`` text of the values
+    that differ from the installed default ("" for the default; None where no default is known: a
+    judge, a metric this robojudge does not register, a row without its config)."""
+    from robojudge.metrics import get_metric
+
+    first: dict[str, ResultRow] = {}
+    for r in rows:
+        first.setdefault(r.metric, r)
+    out = []
+    for mid in metrics:
+        r = first[mid]
+        non_default: str | None = None
+        try:
+            default = get_metric(mid).make_config(None).model_dump(mode="json")
+        except KeyError:
+            default = None
+        if default is not None and r.config is not None:
+            non_default = (config_differences([r.config, default]) or [""])[0]
+        out.append({"metric": mid, "version": r.version, "config_hash": r.config_hash,
+                    "non_default": non_default})
+    return out
+
+
+def audited_note(audited: Sequence[Mapping[str, Any]]) -> str:
+    """The sentence naming each audited metric's version, config hash and non-default values."""
+    if not audited:
+        return ""
+    parts = []
+    for a in audited:
+        settings = ("default values" if a["non_default"] == "" else "default not known"
+                    if a["non_default"] is None else a["non_default"])
+        parts.append(f"{a['metric']} [v{a['version']}, config {a['config_hash'][:8]}, {settings}]")
+    return f"Audited configurations: {'; '.join(parts)}."
 
 
 def _directions(metric_ids: Mapping[str, str], higher_is_better: Callable[[str], bool]
@@ -225,8 +266,9 @@ def audit_acceleration(
         costs.update(timing_costs(read_timing(timing), items, gens, source=str(timing), known=known))
     audit = acceleration_audit(dense, got.scores, dirs, costs, list(accelerated), level=level,
                                strata=got.strata, bootstrap=bootstrap, seed=seed, ci=ci)
+    audited = audited_configs(rows, [got.metric_ids[label] for label in dirs])
     run = AccelerationRun(audit, got, url, skipped, scored, config_notes=notes, stale=stale,
-                          not_quality_left_out=sorted(left_out), not_quality_named=named)
+                          not_quality_left_out=sorted(left_out), not_quality_named=named, audited=audited)
     if out_dir is not None:
         run.written = write_acceleration(run, out_dir, source=str(manifest))
     return run
@@ -267,7 +309,7 @@ def acceleration_json(run: AccelerationRun) -> dict[str, Any]:
         "best": a.best, "frontier": list(a.frontier),
         "methods": [asdict(m) for m in a.methods], "unmatched_items": run.scores.unmatched,
         "unscored": run.scores.unscored, "skipped_metrics": run.skipped_metrics,
-        "config_notes": run.config_notes, "stale_left_out": len(run.stale),
+        "config_notes": run.config_notes, "audited": run.audited, "stale_left_out": len(run.stale),
         "not_quality_left_out": run.not_quality_left_out, "not_quality_named": run.not_quality_named,
         "store": run.db_url,
     })
@@ -280,10 +322,15 @@ def write_acceleration(run: AccelerationRun, out_dir: str | Path, *, source: str
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     sec = audit_section([run.audit])
+    retention = retention_table(run.audit)
+    if said := audited_note(run.audited):  # (one configuration stored or several: the page names it)
+        sec.intro = f"{sec.intro} {said}"
+        retention.note = f"{retention.note} {said}".strip()
+        sec.tables = [retention if t.name == retention.name else t for t in sec.tables]
     with replacing(out, named=True) as files:  # (--out: the user's folder, links and all)
         written = [files.write_text(out / "acceleration.json", json.dumps(acceleration_json(run), indent=2)
                                     + "\n")]
-        for table in (frontier_table(run.audit), retention_table(run.audit)):
+        for table in (frontier_table(run.audit), retention):
             written += table.stage(files, out / "tables")
         written.append(files.write_text(out / "frontier.svg", sec.plots[0]))
         written.append(files.write_text(out / "index.html", render_page([sec], title="Acceleration audit",

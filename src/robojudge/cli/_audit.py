@@ -89,7 +89,7 @@ def acceleration_cmd(
     progress_every: float = progress_every_option(),
 ) -> None:
     """Speedup, per-metric retention and aggregate retention Q of accelerated generators against dense."""
-    from robojudge.audit import TimingError, audit_acceleration, not_quality_note
+    from robojudge.audit import TimingError, audit_acceleration, audited_note, not_quality_note
     from robojudge.metrics import UnknownMetricError
     from robojudge.report import stale_note
     from robojudge.run import RunInterrupted, RunSummary
@@ -162,6 +162,8 @@ def acceleration_cmd(
                       f"{', '.join(run.not_quality_named)}", highlight=False, markup=False)
     for note in run.config_notes:  # one configuration per metric: what was read, what was left out
         console.print(note, highlight=False, markup=False)
+    if said := audited_note(run.audited):
+        console.print(said, highlight=False, markup=False)
     if out is not None:
         console.print(f"written: {out}/index.html, acceleration.json, tables/, frontier.svg", highlight=False)
     if run.scored is not None and run.scored.measured_nothing:
