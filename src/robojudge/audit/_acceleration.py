@@ -32,8 +32,14 @@ from robojudge.meta import (
 )
 from robojudge.metric_info import NOT_VIDEO_QUALITY, direction, registry_config_key
 from robojudge.metrics import ALL_METRICS
-from robojudge.report import audit_section, frontier_table, render_page, retention_table, stale_note
-from robojudge.report._series import config_differences
+from robojudge.report import (
+    audit_section,
+    config_differences,
+    frontier_table,
+    render_page,
+    retention_table,
+    stale_note,
+)
 from robojudge.run import (
     MetricRequest,
     ProgressCallback,

@@ -63,6 +63,7 @@ from robojudge.report._series import (
     Series,
     SeriesKey,
     StoredSeries,
+    config_differences,
     judge_series,
     metric_series,
 )
@@ -115,6 +116,7 @@ __all__ = [
     "audit_section",
     "calibrated_scores",
     "chance_row",
+    "config_differences",
     "fps_judge_name",
     "frontier_table",
     "generator_board",
