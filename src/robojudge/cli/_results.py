@@ -192,6 +192,13 @@ def status_cmd(
                   f"{n_unknown} without an inputs fingerprint, or with one of an older recipe (kept; "
                   "`robojudge score --rescore-unknown` recomputes them, `robojudge metrics sets "
                   "--rescore-unknown` the set-level ones)", highlight=False)
+    for (metric, config_hash, _), served in status.served_models.items():
+        if len(served) > 1:  # (the judge's identity has no endpoint: one configuration, several weights)
+            counts = ", ".join(f"{m} in {n} rows" for m, n in sorted(served.items()))
+            err_console.print(f"warning: {metric} [{config_hash}]: its current rows were answered by "
+                              f"{len(served)} models as the server named them ({counts}); reports show them "
+                              "as one judge although different weights may have answered", markup=False,
+                              highlight=False)
     other = sum(m.other_libraries for m in status.metrics)
     if other:
         console.print(f"{other} scored rows were computed with other library versions than installed here "

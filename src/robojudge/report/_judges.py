@@ -10,7 +10,8 @@ the easy half of a suite is not comparable with one scored on all of it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -641,3 +642,27 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
                 w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
         files.write_text(out / "judges.md", judges_markdown(table, report, note=note))
     return [out / "judges.md", out / "judges.csv"]
+
+
+def served_model_notes(rows: Iterable[ResultRow], judges: Sequence[JudgeSeries]) -> list[str]:
+    """One warning per judge configuration whose current rows were answered by more than one model as the
+    server named it (:func:`robojudge.judges.served_models`), with the rows of each.
+
+    Which endpoint answered is not part of a judge's identity (docs/judges.md, "Results and cache"): weights
+    swapped behind one model name, or a fleet serving two, give rows of one configuration that one table
+    row would report as one judge.
+    """
+    from robojudge.judges import served_models  # (read only when a report has judges)
+
+    label_of = {s.key: j.label for j in judges for s in j.axes.values()}
+    counts: dict[str, Counter[str]] = {}
+    for r in rows:
+        label = label_of.get(SeriesKey(r.metric, r.config_hash, r.version))
+        if label is None or r.status != "ok" or getattr(r, "superseded_at", None) is not None:
+            continue
+        for model in served_models(r.details):
+            counts.setdefault(label, Counter())[model] += 1
+    return [f"{label}: its rows were answered by {len(c)} models as the server named them "
+            f"({', '.join(f'{m} in {n} rows' for m, n in sorted(c.items()))}); the judge's identity has no "
+            "endpoint, so these are reported as one judge although different weights may have answered"
+            for label, c in sorted(counts.items()) if len(c) > 1]

@@ -9,7 +9,14 @@ import numpy as np
 from robojudge import PAPER_REPLICATES
 from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, kendall_interval
 from robojudge.report import _plots
-from robojudge.report._judges import JUDGE_COLUMNS, chance_note, chance_row, judges_report, judges_table_note
+from robojudge.report._judges import (
+    JUDGE_COLUMNS,
+    chance_note,
+    chance_row,
+    judges_report,
+    judges_table_note,
+    served_model_notes,
+)
 from robojudge.report._labels import MIN_CORRELATION_ITEMS, label_agreement
 from robojudge.report._leaderboard import (
     AXES,
@@ -87,6 +94,8 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                  "error; Overall pools PA and IA for r and MSE and averages Acc (RoboJudge Table 2). "
                  f"Best value per column in bold; {ci}. Scored and unscored count labelled (item, axis) "
                  "pairs; a judge stored under several configurations has one row per configuration.")
+    for warning in served_model_notes(inp.all_item_rows, inp.stored.judges):
+        sec.intro += f" Warning: {warning}."
     empty = [j for j in report.judges if j in stored and not _scored_anywhere(stored[j], labelled)]
     if empty:
         sec.intro += (f" {', '.join(empty)}: no scored rows on the labelled items (failed, unparsable or "

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from robojudge._activity import step
-from robojudge.judges import split_judge_metric_id
+from robojudge.judges import served_models, split_judge_metric_id
 from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
 from robojudge.metrics._presence import missing_weights
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
@@ -123,6 +123,9 @@ class StoreStatus:
     # manifest items without a row (MetricStatus.other_ids and no_row count them all).
     other_ids: dict[StatusKey, list[str]] = field(default_factory=dict)
     no_row: dict[StatusKey, list[str]] = field(default_factory=dict)
+    #: Per judge (metric, config hash, version): current rows per model as the server named it in its
+    #: replies (robojudge.judges.served_models); two or more under one key mean mixed weights.
+    served_models: dict[StatusKey, dict[str, int]] = field(default_factory=dict)
 
 
     def to_dict(self, rows: bool = False) -> dict[str, Any]:
@@ -136,7 +139,9 @@ class StoreStatus:
             key = (m.metric, m.config_hash, m.version)
             metrics.append({**asdict(m), "old_version": m.old_version,
                             "other_ids_first": self.other_ids.get(key, []),
-                            "no_row_first": self.no_row.get(key, [])})
+                            "no_row_first": self.no_row.get(key, []),
+                            **({"served_models": self.served_models[key]} if key in self.served_models
+                               else {})})
         out: dict[str, Any] = {
             "db_url": self.db_url,
             "metrics": metrics,
@@ -341,6 +346,10 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
             _few(out.other_ids, key, row.item_id)
         counts.errors += row.status == "error"
         counts.unscored += row.status == "ok" and not row.scored
+        if row.status == "ok" and row.metric.startswith("judge:"):
+            for model in served_models(row.details):
+                served = out.served_models.setdefault(key, {})
+                served[model] = served.get(model, 0) + 1
         recorded = (row.details or {}).get("libraries")
         if row.status == "ok" and isinstance(recorded, str):
             if row.metric not in installed:
