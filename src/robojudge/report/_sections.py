@@ -36,6 +36,7 @@ from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_l
 from robojudge.report._series import (
     JUDGE_PREFIX,
     FailedSeries,
+    Series,
     SeriesKey,
     StoredSeries,
     failed_everywhere,
@@ -248,6 +249,29 @@ def _range_text(r: tuple[float | None, float | None] | None) -> str:
     return f"[{'-inf' if lo is None else format(lo, 'g')}, {'inf' if hi is None else format(hi, 'g')}]"
 
 
+def borrowed_registry_note(series: Sequence[Series], config_key: ConfigKey | None) -> str:
+    """The sentence naming the series of a metric version other than the installed one: the registry
+    describes only the installed version, so their direction and native range are the installed
+    version's, whatever theirs was ("" when every series is of the installed version, or no
+    ``config_key`` tells which version that is)."""
+    if config_key is None:
+        return ""
+    borrowed = []
+    for s in series:
+        try:
+            installed = config_key(s.metric, None)[1]
+        except (KeyError, ValueError):  # a judge, a metric this robojudge does not register
+            continue
+        if s.key.version != installed:
+            borrowed.append(f"{s.label} (v{s.key.version}: v{installed}'s)")
+    if not borrowed:
+        return ""
+    return (" The metric registry describes only the installed version of each metric, so the direction "
+            "(which way is better) and the native range applied throughout this report to the rows of "
+            f"another version are the installed version's: {'; '.join(borrowed)}. Should that version have "
+            "changed either, its rows are oriented or bounded as the installed version's.")
+
+
 def overview_section(inp: ReportInput) -> Section:
     """Counts, the per-group mean of every stored configuration, judge coverage and set-level rows."""
     sec = Section("overview", "Overview")
@@ -279,8 +303,10 @@ def overview_section(inp: ReportInput) -> Section:
     groups = sorted(set(groups_of))
     # The file names its interval: report/summary.md of `report MANIFEST` gives Student-t ones.
     how = f" [{0.95:.0%} cluster-bootstrap interval]" if inp.bootstrap else ""
+    borrowed = borrowed_registry_note(series, inp.config_key)
+    sec.intro += borrowed
     table = Table("summary", f"Mean{how} of every stored configuration per {label}",
-                  ["metric", "range", "n", "failed", "unscored", *groups], note=f"Intervals: {ci}.")
+                  ["metric", "range", "n", "failed", "unscored", *groups], note=f"Intervals: {ci}.{borrowed}")
     if series:
         x = np.stack([column(s.values, items) for s in series], axis=1)
         means = group_means(x, groups_of, clusters_of(items), strata_of(items), bootstrap=inp.bootstrap,
