@@ -82,15 +82,7 @@ def scores_cmd(
                                    metrics=_split(metrics) or None, source=inp, note=_note)
     except AggregateInputError as exc:
         raise fail(str(exc)) from None
-    text = _safe_csv(result)
-    if out is not None:
-        try:
-            replace_text(out, text)  # the old file or the whole new one
-        except OSError as exc:
-            raise fail(f"cannot write {out}: {exc}") from None
-        console.print(f"wrote {len(result)} rows to {out}", highlight=False)
-    else:
-        typer.echo(text, nl=False)
+    _write_or_print(_safe_csv(result), out, f"{len(result)} rows")
 
 
 @app.command("correlations")
@@ -124,15 +116,19 @@ def correlations_cmd(
                                        strategy=strat, macro=macro, missing=miss, source=inp, note=_note)
     except AggregateInputError as exc:
         raise fail(str(exc)) from None
-    text = _safe_csv(corr.reset_index())
-    if out is not None:
-        try:
-            replace_text(out, text)  # the old file or the whole new one
-        except OSError as exc:
-            raise fail(f"cannot write {out}: {exc}") from None
-        console.print(f"wrote a {len(corr)}x{len(corr)} correlation matrix to {out}", highlight=False)
-    else:
+    _write_or_print(_safe_csv(corr.reset_index()), out, f"a {len(corr)}x{len(corr)} correlation matrix")
+
+
+def _write_or_print(text: str, out: Path | None, what: str) -> None:
+    """``text`` (a CSV) into ``out``, replaced whole, saying ``wrote WHAT to OUT``; printed without it."""
+    if out is None:
         typer.echo(text, nl=False)
+        return
+    try:
+        replace_text(out, text)  # the old file or the whole new one
+    except OSError as exc:
+        raise fail(f"cannot write {out}: {exc}") from None
+    console.print(f"wrote {what} to {out}", highlight=False)
 
 
 def _choices(strategy: str, missing: str) -> tuple[Missing, Strategy]:

@@ -310,6 +310,13 @@ def timed_out_message(seconds: float, what: str = "the metric was still computin
             "--timeout (or none) and --retry-errors to compute it")
 
 
+def refused_value(problem: str) -> str:
+    """The error of a row whose computed value broke its metric's contract (per item or set-level):
+    ``problem`` from :meth:`~robojudge.metrics.MetricSpec.value_problem`, and what to do."""
+    return (f"{problem}: not stored as a value; correct the metric (or its native_range) and give it a new "
+            "version")
+
+
 def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
                    timeout_s: float | None = None, tiled: str | None = None) -> ResultRow:
     """Run one metric on one item and return its result row; never raises for bad input.
@@ -349,9 +356,7 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
         if problem is not None and spec.provider is Provider.model and math.isfinite(score.value):
             details = {**details, "outside_range": problem}
         elif problem is not None:
-            return _error_row(item, req, f"{problem}: not stored as a value; correct the metric (or its "
-                              "native_range) and give it a new version", time.perf_counter() - start,
-                              fingerprint)
+            return _error_row(item, req, refused_value(problem), time.perf_counter() - start, fingerprint)
         # Built here, under the same guard: whatever a metric returns costs its own row at most
         return ResultRow(
             item_id=item.item_id,

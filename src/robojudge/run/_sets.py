@@ -53,6 +53,7 @@ from robojudge.run._score import (
     RunInterrupted,
     crash_reason,
     refuse_main_defined,
+    refused_value,
     timed_out_message,
     with_release,
 )
@@ -154,8 +155,7 @@ def to_result_rows(
             if sm.spec.provider is Provider.model and math.isfinite(r.value):
                 details["outside_range"] = problem
             else:
-                ok, error = False, (f"{problem}: not stored as a value; correct the metric (or its "
-                                    "native_range) and give it a new version")
+                ok, error = False, refused_value(problem)
         out.append(ResultRow(
             item_id=r.item_id or group_item_id(by, r.group), metric=r.metric, config_hash=chash,
             version=version, status="ok" if ok else "error", value=r.value if ok else None, error=error,
