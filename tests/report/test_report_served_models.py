@@ -11,11 +11,10 @@ from _report_data import build_items, build_rows
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
-from robojudge.judges import served_models
 from robojudge.report import ReportInput
 from robojudge.report._label_sections import judges_section
 from robojudge.run._status import results_status
-from robojudge.store import ResultStore
+from robojudge.store import ResultStore, served_models
 
 
 def _answered(row, model: str):  # type: ignore[no-untyped-def]

@@ -560,7 +560,7 @@ def segments_table(
                               "the larger ratio of a part to its threshold; or rigidity, jerk)."),
     human_segment: float | None = typer.Option(None, "--human-segment", min=0.001, help=(
         "Seconds per human segment, for labels that do not store it (meta.annotation.segment_s).")),
-    config: str | None = typer.Option(None, "--config", help="HASH[@VERSION] (a hash prefix): the rows to "
+    config: str | None = typer.Option(None, "--config", help="HASH\\[@VERSION] (a hash prefix): the rows to "
                                       "use where the metric is stored under several configurations."),
     out: Path = typer.Option(..., "--out", "-o", help="CSV to write (one row per metric segment)."),
 ) -> None:

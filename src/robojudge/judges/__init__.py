@@ -71,7 +71,7 @@ from robojudge.judges._messages import (
 )
 from robojudge.judges._parse import ParseResult, find_json_object, parse_reply
 from robojudge.judges._rubric import RUBRICS, Rubric, RubricError, get_rubric, load_rubric_file
-from robojudge.judges._scoring import Scoring, Vote, expected_score, majority_vote, served_models
+from robojudge.judges._scoring import Scoring, Vote, expected_score, majority_vote
 from robojudge.judges._specialized import (
     SPECIALIZED,
     NativeScoreError,
@@ -139,7 +139,6 @@ __all__ = [
     "parse_videoscore2_reply",
     "padded_video",
     "parse_retry_after",
-    "served_models",
     "short_hash",
     "shown_endpoint",
     "shown_rate",

@@ -134,21 +134,3 @@ def majority_vote(scores: list[float | None]) -> Vote | None:
         turns=len(scores),
         scores=list(scores),
     )
-
-
-def served_models(details: dict[str, Any] | None) -> list[str]:
-    """The model names the server reported in a judge row's replies (``details.turns[].response.model``),
-    each once, in the order of the turns; none for a row that records none (a failure, a backend that
-    does not say, a row stored before it was recorded).
-
-    The judge's identity has no endpoint (docs/judges.md, "Results and cache"), so these names are the
-    only trace of which weights answered: two of them under one configuration mean the rows mix models.
-    """
-    turns = (details or {}).get("turns")
-    names: dict[str, None] = {}
-    for turn in turns if isinstance(turns, list) else ():
-        response = turn.get("response") if isinstance(turn, dict) else None
-        model = response.get("model") if isinstance(response, dict) else None
-        if isinstance(model, str) and model:
-            names[model] = None
-    return list(names)

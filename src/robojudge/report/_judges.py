@@ -64,7 +64,7 @@ from robojudge.report._series import (
     split_series,
 )
 from robojudge.report._tables import APPROX_MARK, APPROX_NOTE, is_approximate, is_small, md_escape, md_prose
-from robojudge.store import ResultRow, SafeCsvWriter
+from robojudge.store import ResultRow, SafeCsvWriter, served_models
 from robojudge.suite import Item
 
 #: Table 2 columns per target: (column name, statistic in the agreement report, higher is better).
@@ -646,14 +646,12 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
 
 def served_model_notes(rows: Iterable[ResultRow], judges: Sequence[JudgeSeries]) -> list[str]:
     """One warning per judge configuration whose current rows were answered by more than one model as the
-    server named it (:func:`robojudge.judges.served_models`), with the rows of each.
+    server named it (:func:`robojudge.store.served_models`), with the rows of each.
 
     Which endpoint answered is not part of a judge's identity (docs/judges.md, "Results and cache"): weights
     swapped behind one model name, or a fleet serving two, give rows of one configuration that one table
     row would report as one judge.
     """
-    from robojudge.judges import served_models  # (read only when a report has judges)
-
     label_of = {s.key: j.label for j in judges for s in j.axes.values()}
     counts: dict[str, Counter[str]] = {}
     for r in rows:

@@ -38,6 +38,7 @@ from robojudge.report._series import (
 )
 from robojudge.report._tables import Table, text
 from robojudge.store import ResultRow
+from robojudge.store import served_models as row_served_models
 
 #: The file every report folder holds.
 PROVENANCE = "provenance.json"
@@ -97,15 +98,12 @@ def _rows_record(rows: Sequence[ResultRow]) -> dict[str, Any]:
 
 
 def served_models(rows: Iterable[ResultRow]) -> dict[str, int]:
-    """How many of a judge's replies each server-reported model gave (``turns[].response.model``, which
-    an OpenAI-compatible server returns); empty when no reply names one (the mock and local backends)."""
+    """How many of a judge's rows each server-reported model answered (:func:`robojudge.store.served_models`,
+    from ``turns[].response.model``, which an OpenAI-compatible server returns); empty when no reply names
+    one (the mock and local backends)."""
     found: Counter[str] = Counter()
     for r in rows:
-        for turn in (r.details or {}).get("turns") or ():
-            response = turn.get("response") if isinstance(turn, Mapping) else None
-            model = response.get("model") if isinstance(response, Mapping) else None
-            if isinstance(model, str) and model:
-                found[model] += 1
+        found.update(row_served_models(r.details))
     return dict(sorted(found.items()))
 
 

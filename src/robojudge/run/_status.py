@@ -42,13 +42,13 @@ from pathlib import Path
 from typing import Any
 
 from robojudge._activity import step
-from robojudge.judges import served_models, split_judge_metric_id
+from robojudge.judges import split_judge_metric_id
 from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
 from robojudge.metrics._presence import missing_weights
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
 from robojudge.run._fingerprint import Fingerprint, Fingerprints, read_inputs, recorded_weights
 from robojudge.run._libraries import same_libraries
-from robojudge.store import ResultRow, ResultStore, default_db_url
+from robojudge.store import ResultRow, ResultStore, default_db_url, served_models
 from robojudge.suite import Item, ManifestProblem, load_suite
 
 StatusKey = tuple[str, str, str]
@@ -124,7 +124,7 @@ class StoreStatus:
     other_ids: dict[StatusKey, list[str]] = field(default_factory=dict)
     no_row: dict[StatusKey, list[str]] = field(default_factory=dict)
     #: Per judge (metric, config hash, version): current rows per model as the server named it in its
-    #: replies (robojudge.judges.served_models); two or more under one key mean mixed weights.
+    #: replies (robojudge.store.served_models); two or more under one key mean mixed weights.
     served_models: dict[StatusKey, dict[str, int]] = field(default_factory=dict)
 
 

@@ -20,7 +20,7 @@ from robojudge.store._export import (
     outside_column,
 )
 from robojudge.store._put import PutOutcome, RowConflictError, put_rows, same_value
-from robojudge.store._row import ResultRow, parse_libraries
+from robojudge.store._row import ResultRow, parse_libraries, served_models
 from robojudge.store._schema import SCHEMA_VERSION, UTCDateTime
 from robojudge.store._store import ResultStore
 from robojudge.store._url import default_db_url, display_url, mask_text, parse_url, sqlite_url
@@ -52,4 +52,5 @@ __all__ = [
     "put_rows",
     "same_value",
     "sqlite_url",
+    "served_models",
 ]
