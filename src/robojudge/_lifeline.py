@@ -92,12 +92,24 @@ def stop_pool(pool: Any, wait: float = 5.0) -> None:
     # ProcessPoolExecutor has no public way to stop its workers; ``_processes`` has held them
     # (pid -> Process) in every CPython since 3.2.
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # (shutdown drops the executor's reference)
     for proc in procs:
         if proc.is_alive():
             proc.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         proc.join(timeout=wait)
+    join_manager(manager, wait)
+
+
+def join_manager(thread: Any, wait: float = 5.0) -> None:
+    """Wait up to ``wait`` seconds for a stopped ``ProcessPoolExecutor``'s manager thread to end.
+
+    Left running, it closes its wake-up pipe while the interpreter's exit (``_python_exit``) writes to
+    it, and on Python 3.11 that race prints a traceback after the command's own last line (CI saw one
+    after `suite make-demo`'s one-line error)."""
+    if thread is not None and thread.is_alive():
+        thread.join(timeout=wait)
 
 
 @contextlib.contextmanager

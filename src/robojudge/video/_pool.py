@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from robojudge import settings
-from robojudge._lifeline import exit_with_parent, quiet_worker, spawn_without_main
+from robojudge._lifeline import exit_with_parent, join_manager, quiet_worker, spawn_without_main
 from robojudge._machine import usable_cpus
 from robojudge.settings import DECODE_WORKERS_ENV
 from robojudge.video._cache import report_size, report_warnings
@@ -178,6 +178,7 @@ class DecoderPool:
             ex, self._executor, self._warm = self._executor, None, None
         if ex is not None:
             procs = list((getattr(ex, "_processes", None) or {}).values())
+            manager = getattr(ex, "_executor_manager_thread", None)
             try:
                 ex.shutdown(wait=False, cancel_futures=True)
                 deadline = time.monotonic() + CLOSE_WAIT_S
@@ -192,6 +193,7 @@ class DecoderPool:
                         proc.terminate()
                 for proc in procs:
                     proc.join(timeout=5.0)
+                join_manager(manager)
 
 
 #: Seconds :meth:`DecoderPool.close` lets a call still running end before it terminates the worker.
