@@ -102,7 +102,7 @@ def audited_configs(rows: Sequence[ResultRow], metrics: Sequence[str]) -> list[d
     ``metric``, ``version``, ``config_hash`` and ``non_default``, the ``key=value`` text of the values
     that differ from the installed default ("" for the default; None where no default is known: a
     judge, a metric this robojudge does not register, a row without its config)."""
-    from robojudge.metrics import get_metric
+    from robojudge.metric_info import registry_defaults
 
     first: dict[str, ResultRow] = {}
     for r in rows:
@@ -111,10 +111,7 @@ def audited_configs(rows: Sequence[ResultRow], metrics: Sequence[str]) -> list[d
     for mid in metrics:
         r = first[mid]
         non_default: str | None = None
-        try:
-            default = get_metric(mid).make_config(None).model_dump(mode="json")
-        except KeyError:
-            default = None
+        default = registry_defaults(mid)  # (the report's provenance reads the same defaults)
         if default is not None and r.config is not None:
             non_default = (config_differences([r.config, default]) or [""])[0]
         out.append({"metric": mid, "version": r.version, "config_hash": r.config_hash,

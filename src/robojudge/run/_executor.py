@@ -286,10 +286,8 @@ def open_files_limit() -> int | None:
 def open_files_hint(workers: int, exc: OSError) -> str:
     """What :class:`WorkerStartError` says when worker processes cannot be started for want of file
     descriptors (``exc``: EMFILE, this process's limit, or ENFILE, the system's)."""
-    try:
-        limit = f" ({resource.getrlimit(resource.RLIMIT_NOFILE)[0]}, `ulimit -n`)"
-    except (NameError, OSError, ValueError):  # (no such limit on this system)
-        limit = ""
+    soft = open_files_limit()
+    limit = f" ({soft}, `ulimit -n`)" if soft is not None else ""
     whose = "this process's limit on open files" + limit if exc.errno == errno.EMFILE else (
         "the system's limit on open files")
     return (f"cannot start {workers} worker processes: {whose} is reached ({exc.strerror}). Each worker "
