@@ -475,6 +475,7 @@ def run_demo(
     kiva_config: TrainConfig = DEMO_READER,
     kiva_embodiments: Sequence[str] | None = None,
     announce: Callable[[str], object] | None = None,
+    command: Sequence[str] | None = None,
 ) -> DemoResult:
     """Build the demo suite under ``out_dir/suite`` (once), score it, and report to ``out_dir/report``.
 
@@ -486,7 +487,8 @@ def run_demo(
     the simulator suite (and with ``kiva``) KIVA is scored too, by readers cached in ``out_dir/kiva``
     (:func:`run_demo_kiva`; ``kiva_config`` and ``kiva_embodiments`` are passed to it). ``metrics``
     replaces the suite's default metric list (the tests use a short one); ``announce`` is called with
-    a line before anything slow. Ctrl-C while scoring raises :class:`robojudge.run.RunInterrupted` from
+    a line before anything slow; ``command``: the command line the reports record in provenance.json
+    (the CLI passes it). Ctrl-C while scoring raises :class:`robojudge.run.RunInterrupted` from
     there: no reader is trained and no report is written from a partial run.
     """
     out = Path(out_dir)
@@ -505,7 +507,7 @@ def run_demo(
     stale = remembered_stale(stale_rows)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",
                              native_range=registry_range, stale=stale, named=False,
-                             defaults=registry_defaults)
+                             defaults=registry_defaults, command=command)
     with ResultStore(db) as store:
         rows = store.rows()
     items = load_suite(manifest, strict=False).items
@@ -541,7 +543,7 @@ def run_demo(
     html = write_html_report(db, out / "report", manifest=manifest, higher_is_better=direction,
                              native_range=registry_range, config_key=registry_config_key,
                              networks=registry_networks, title=f"robojudge demo ({kind} suite)", seed=seed,
-                             stale=stale, named=False, defaults=registry_defaults)
+                             stale=stale, named=False, defaults=registry_defaults, command=command)
     return DemoResult(
         suite_kind=kind,
         manifest=manifest,

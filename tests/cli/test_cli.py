@@ -139,6 +139,10 @@ def test_demo_end_to_end(tmp_path):
     assert [b["generator"] for b in board][:3] == ["faithful", "flicker", "teleport"]
     judges = (report / "judges.md").read_text()
     assert "metric-calibrated" in judges
+    # provenance.json names the command that wrote the report (it was null for the demo)
+    made = json.loads((report / "provenance.json").read_text())
+    assert made["command"] == ["robojudge", "demo", "--out", str(tmp_path / "demo"), "--suite", "synthetic",
+                               "--no-progress"]
     again = rj("demo", "--out", tmp_path / "demo", "--no-progress")  # auto: reuses the built suite
     assert "63 already stored" in again.stdout and "(synthetic)" in again.stdout
     bad = rj("demo", "--out", tmp_path / "demo", "--suite", "3d", check=False)

@@ -12,6 +12,7 @@ from rich.table import Table
 from robojudge.cli._common import (
     building_progress,
     check_settings,
+    command_line,
     console,
     err_console,
     fail,
@@ -77,7 +78,8 @@ def demo(
                 raise typer.Exit(130) from None
         with scoring_progress(progress, progress_every) as on_result:
             result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
-                              announce=lambda line: err_console.print(line, highlight=False))
+                              announce=lambda line: err_console.print(line, highlight=False),
+                              command=command_line())
     except RunInterrupted as exc:  # stopped while scoring: what was scored, and nothing after it
         if isinstance(exc.summary, RunSummary):
             print_summary(exc.summary)
