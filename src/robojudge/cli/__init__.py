@@ -294,3 +294,25 @@ def _run(app: typer.Typer, args: list[str]) -> None:
             raise
         sys.stderr.write(f"error: {line}\n")
         raise SystemExit(2) from None
+    except Exception as exc:
+        # A stop that lands while Python runs a module's class body comes out wrapped (Python 3.11 raises
+        # "RuntimeError: Error calling __set_name__ ..." from the KeyboardInterrupt): it is still a stop,
+        # exit 130 as every stopped command does, not a traceback and 1 (which a scheduler reads as a crash).
+        if not stopped_within(exc):
+            raise
+        sys.stderr.write("interrupted while the command was starting or loading a module; nothing it had "
+                         "stored is lost; rerun the same command to go on\n")
+        raise SystemExit(130) from None
+
+
+def stopped_within(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised by a stop: a KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP as robojudge
+    turns them into one) among its causes or contexts."""
+    seen: set[int] = set()
+    at: BaseException | None = exc
+    while at is not None and id(at) not in seen:
+        if isinstance(at, KeyboardInterrupt):
+            return True
+        seen.add(id(at))
+        at = at.__cause__ or at.__context__
+    return False
