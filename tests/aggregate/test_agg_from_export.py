@@ -362,3 +362,28 @@ def test_a_meta_value_spelt_like_the_unset_dash_is_refused(tmp_path: Path) -> No
                                                  "--suite", str(suite)])
     assert done.exit_code == 2
     assert "--by meta.substrate: 1 item(s)" in " ".join(done.output.split())
+
+
+def test_a_blank_meta_value_exports_as_the_unset_dash_and_aggregates(tmp_path: Path) -> None:
+    # A meta value of "" exported as an empty cell, which `aggregate scores --by` then refused as a group
+    # with no name; it is the unset group '-', as an item without the key (s75 left item)
+    from robojudge.aggregate import read_metric_table, scores_from_table
+    from robojudge.run import export_run
+
+    (tmp_path / "v.mp4").write_bytes(b"not opened")
+    suite = tmp_path / "suite.jsonl"
+    suite.write_text("".join(json.dumps({"item_id": i, "video": "v.mp4", "meta": m}) + "\n"
+                             for i, m in (("x1", {"substrate": ""}), ("x2", {"substrate": "  "}),
+                                          ("x3", {"substrate": "raw"}))))
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add([_row("x1", "ol_average_recall", 0.2), _row("x2", "ol_average_recall", 0.4),
+                   _row("x3", "ol_average_recall", 0.9)])
+    export = tmp_path / "long.csv"
+    export_run(db, export, by="meta.substrate", suite=suite)
+    with export.open() as fh:
+        assert {r["item_id"]: r["meta.substrate"] for r in csv.DictReader(fh)} == {"x1": "-", "x2": "-",
+                                                                                  "x3": "raw"}
+    got = scores_from_table(read_metric_table(export), by=["meta.substrate"], normalized=True, missing="drop")
+    ol = {r["meta.substrate"]: r["subdim_OL"] for _, r in got.iterrows()}
+    assert ol["-"] == pytest.approx(0.6) and ol["raw"] == pytest.approx(1.8)

@@ -391,14 +391,16 @@ META_PREFIX = "meta."
 
 def meta_text(item: Item, key: str) -> str | None:
     """The value of ``meta[key]`` on ``item`` as a group name: a text as it is, anything else as JSON
-    (``3``, ``true``, ``[1, 2]``); None when the key is absent or null.
+    (``3``, ``true``, ``[1, 2]``); None when the key is absent, null or blank text (``""``, which would
+    export as an empty cell that ``aggregate`` refuses: an item without a value is the unset group ``-``,
+    as for an item field).
 
     ``results export --by meta.KEY`` and ``report --by meta.KEY`` group by it (as ``select best-of-n
     --group`` reads a meta value), so that ``3`` and ``"3"`` (a JSON number, a CSV cell) are one group, as
     they print alike.
     """
     value = item.meta.get(key)
-    if value is None:
+    if value is None or (isinstance(value, str) and not value.strip()):
         return None
     return value if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
