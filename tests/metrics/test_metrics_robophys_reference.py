@@ -13,7 +13,7 @@ from robojudge.metrics.functional import psnr, ssim
 from robojudge.run._score import MetricRequest, compute_metric, score_items
 from robojudge.store import ResultStore
 from robojudge.suite import Item
-from robojudge.video import frame_cache, sample_frames, write_video
+from robojudge.video import frame_cache, sample_frames, video_warnings, write_video
 
 RNG = np.random.default_rng(0)
 
@@ -118,7 +118,8 @@ def test_a_generated_video_that_ends_early_counts_missing_frames_as_worst(tmp_pa
     item = _item(tmp_path, gen, ref)
     p = get_metric("iq1_psnr").compute(item)
     assert p.details == {"frames": 3, "frames_expected": 5, "frames_missing": 2, "frames_unmatched": 0,
-                         "video_size": "40x32", "reference_size": "40x32",
+                         "video_size": "40x32", "reference_size": "40x32", "pairing_fps": 10.0,
+                         "fps_configured": None, "video_fps": 10.0, "reference_fps": 10.0,
                          "min_frame": pytest.approx(10 * math.log10(2601)), "capped_frames": 0}
     # 3 frames at 10 log10(2601) = 34.15 dB and 2 missing at 0 dB: 3 * 34.15 / 5 = 20.49 dB. Compared
     # over the common 3 frames only, as before, it scored 34.15 dB.
@@ -184,6 +185,27 @@ def test_different_rates_are_paired_in_time(tmp_path):
     item = _item(tmp_path, gen, ref, fps=20, ref_fps=10)
     p = get_metric("iq1_psnr").compute(item)
     assert p.value == 100.0 and p.details["frames"] == 4
+
+
+def test_an_fps_above_either_videos_rate_still_pairs_in_time_and_says_so(tmp_path):
+    # A 5-fps copy of a 10-fps reference. Asked for 10 fps, sample_frames cannot sample the copy faster
+    # than its own rate: it kept its 4 frames (0, 0.2, 0.4, 0.6 s) and paired them with the reference's
+    # first 4 (0, 0.1, 0.2, 0.3 s), PSNR 16 dB with 4 frames "missing". The rate is lowered to 5 fps.
+    ref = _frames(8)
+    item = _item(tmp_path, ref[::2], ref, fps=5, ref_fps=10)
+    spec = get_metric("iq1_psnr")
+    with video_warnings() as warned:
+        high = spec.compute(item, spec.make_config({"fps": 10}))
+    assert high.value == 100.0 and high.details["frames"] == 4 and high.details["frames_missing"] == 0
+    assert {k: high.details[k] for k in ("pairing_fps", "fps_configured", "video_fps", "reference_fps")} == {
+        "pairing_fps": 5.0, "fps_configured": 10.0, "video_fps": 5.0, "reference_fps": 10.0}
+    assert any("fps=10 is above the video's own 5 fps" in w and "compared at 5 fps" in w for w in warned)
+    # The default records the rate it chose and warns of nothing.
+    with video_warnings() as warned:
+        default = spec.compute(item)
+    assert default.details["pairing_fps"] == 5.0 and default.details["fps_configured"] is None
+    assert not warned
+    assert get_metric("iq1_ssim").compute(item, get_metric("iq1_ssim").make_config({"fps": 10})).value == 1.0
 
 
 def test_missing_reference_is_an_error_row(tmp_path):

@@ -18,7 +18,7 @@ import pytest
 
 from robojudge.metrics import get_metric
 from robojudge.suite import Item
-from robojudge.video import write_video
+from robojudge.video import video_warnings, write_video
 
 W, H, OBJ, GRIP, SECONDS = 192, 144, 40, 20, 3.0
 
@@ -127,3 +127,22 @@ def test_time_stamps_rounded_by_the_container_are_read_on_the_frame_grid(folder:
     # in MP4 (stamps in 1/16384 s) and Matroska, not with a jitter of half a millisecond.
     mp4, mkv = _scores(folder, "reference_state")[16], _scores(folder, "reference_state", ".mkv")[16]
     assert mkv["tracks"]["ee"] == mp4["tracks"]["ee"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("metric", ["ta_hsd", "ol_average_precision"])
+def test_an_fps_above_the_videos_own_rate_is_lowered_to_it(folder: Path, metric: str) -> None:
+    # fps=30 on a 16-fps video against the 30-fps reference: the video kept its own 49 frames and the
+    # reference gave 91, paired by index; ta_* left the item unscored ("its trajectory ends early", though
+    # it covers the same 3 s) and ol_* scored AP 0.06 instead of 0.63. Now both are read at 16 fps.
+    item = Item(item_id="gen16", video=str(folder / "gen16.mp4"), reference_video=str(folder / "ref.mp4"),
+                state=str(folder / "state.npz"))
+    spec = get_metric(metric)
+    default = spec.compute(item)
+    with video_warnings() as warned:
+        high = spec.compute(item, spec.make_config({"fps": 30}))
+    assert high.scored, high.details
+    assert high.value == pytest.approx(default.value)
+    rates = {k: high.details[k] for k in ("pairing_fps", "fps_configured", "video_fps", "reference_fps")}
+    assert rates == {"pairing_fps": 16.0, "fps_configured": 30.0, "video_fps": 16.0, "reference_fps": 30.0}
+    assert any("fps=30 is above the video's own 16 fps" in w for w in warned)
+    assert default.details["pairing_fps"] == 16.0 and default.details["fps_configured"] is None

@@ -166,7 +166,8 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     config=PairedConfig,
     note="Zhang et al., CVPR 2018; frames paired as iq1_psnr and iq1_ssim",
     weights=(models.VGG16_IMAGENET.name,),
-    version="3",  # other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
+    version="4",  # an fps above either video's own rate is lowered to it (v3: frames paired by index there);
+    # v3: other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
 )
 def iq1_lpips(item: Item, config: PairedConfig) -> Score:
     """Mean per-frame LPIPS against ``reference_video`` (RoboPhys-3D App. B.1.1).

@@ -44,7 +44,8 @@ class PairedConfig(BaseModel):
     fps: float | None = Field(
         default=None,
         gt=0,
-        description="common sampling rate; None: the lower of the two videos' own frame rates",
+        description="common sampling rate; None, or above either video's own rate: the lower of the two "
+        "videos' own frame rates",
     )
     min_reference_coverage: float = Field(
         default=0.9,
@@ -67,6 +68,39 @@ class PairedConfig(BaseModel):
         return [paired_sampling(item, self.fps)]
 
 
+class PairingRate(NamedTuple):
+    """The common rate a video and its reference are sampled at, and what it was chosen from."""
+
+    #: the rate both are sampled at: the configured ``fps`` or, above either video's own rate or unset,
+    #: the lower of their own rates
+    fps: float
+    #: the ``fps`` setting (None: unset)
+    configured: float | None
+    #: each video's own frame rate, from its probe
+    video_fps: float
+    reference_fps: float
+
+    @property
+    def clamped(self) -> bool:
+        """Whether the configured rate was above a video's own and the lower own rate used instead."""
+        return self.configured is not None and self.configured > self.fps
+
+    def details(self) -> dict[str, float | None]:
+        """What a row records of the pairing: the rate compared at, the setting, both own rates."""
+        return {"pairing_fps": self.fps, "fps_configured": self.configured, "video_fps": self.video_fps,
+                "reference_fps": self.reference_fps}
+
+    def note(self) -> str | None:
+        """A warning when the configured rate was lowered (:attr:`clamped`); None otherwise."""
+        if not self.clamped:
+            return None
+        slower = "video" if self.video_fps <= self.reference_fps else "reference"
+        return (f"the pairing rate fps={self.configured:g} is above the {slower}'s own "
+                f"{min(self.video_fps, self.reference_fps):g} fps, which cannot be sampled faster: both "
+                f"videos are compared at {self.fps:g} fps (the video is {self.video_fps:g} fps, its "
+                f"reference {self.reference_fps:g})")
+
+
 class PairedFrames(NamedTuple):
     """Generated and reference frames paired in time, and what could not be paired.
 
@@ -83,13 +117,17 @@ class PairedFrames(NamedTuple):
     video_size: tuple[int, int]
     #: the reference's ``(width, height)``, the size the frames are compared at
     reference_size: tuple[int, int]
+    #: the common rate the frames were sampled at
+    rate: PairingRate
 
-    def coverage(self) -> dict[str, int | str]:
-        """Details every frame-paired metric reports: frames compared, expected, missing, unmatched, and
-        both videos' own sizes (``"WxH"``; the row's ``frame_size`` is the size compared at)."""
+    def coverage(self) -> dict[str, int | str | float | None]:
+        """Details every frame-paired metric reports: frames compared, expected, missing, unmatched, both
+        videos' own sizes (``"WxH"``; the row's ``frame_size`` is the size compared at) and the rates
+        (:meth:`PairingRate.details`)."""
         return {"frames": len(self.gen), "frames_expected": len(self.ref) + self.missing,
                 "frames_missing": self.missing, "frames_unmatched": self.unmatched,
-                "video_size": size_text(self.video_size), "reference_size": size_text(self.reference_size)}
+                "video_size": size_text(self.video_size), "reference_size": size_text(self.reference_size),
+                **self.rate.details()}
 
 
 def size_text(size: tuple[int, int]) -> str:
@@ -97,11 +135,24 @@ def size_text(size: tuple[int, int]) -> str:
     return f"{size[0]}x{size[1]}"
 
 
+def pairing_rates(video: str, reference_video: str, fps: float | None) -> PairingRate:
+    """The common rate of a video and its reference (:class:`PairingRate`), from their probes.
+
+    :func:`~robojudge.video.sample_frames` cannot sample a video faster than its own rate: asked for
+    more, it keeps every frame, at the video's own times. Two videos read so are no longer on one time
+    grid, and pairing them frame by frame compared frame ``i`` of a 16-fps clip (``i / 16`` s) with frame
+    ``i`` of a 30-fps reference (``i / 30`` s): a 16-fps copy of the reference at ``fps=30`` scored PSNR
+    11 dB instead of 68. So ``fps`` is at most both videos' own rates.
+    """
+    own, ref = probe_video(video).fps, probe_video(reference_video).fps
+    lower = min(own, ref)
+    return PairingRate(lower if fps is None else min(fps, lower), fps, own, ref)
+
+
 def pairing_rate(video: str, reference_video: str, fps: float | None) -> float:
-    """The rate a video and its reference are both sampled at: ``fps``, or the lower of their own rates."""
-    if fps is not None:
-        return fps
-    return min(probe_video(video).fps, probe_video(reference_video).fps)
+    """The rate a video and its reference are both sampled at: ``fps``, or the lower of their own rates
+    when it is unset or above it (:func:`pairing_rates`)."""
+    return pairing_rates(video, reference_video, fps).fps
 
 
 def paired_sampling(item: Item, fps: float | None) -> dict[str, Any]:
@@ -204,7 +255,8 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     """Generated and reference RGB frames paired in time, ``(N, H, W, 3)`` uint8 each.
 
     Both videos are sampled at one rate (``fps``, or the lower of their native rates, which keeps
-    every frame when they agree); generated frames are resized to the reference's size. The reference
+    every frame when they agree; an ``fps`` above either native rate is lowered to it and warns,
+    :func:`pairing_rates`); generated frames are resized to the reference's size. The reference
     sets the length: generated frames past its end are dropped, and a generated video that ends early
     leaves reference frames ``missing``, which the metrics count as the worst value rather than
     comparing only the common start (a one-frame video holding the conditioning frame scored a perfect
@@ -226,8 +278,9 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
         raise MetricInputError("item has no reference_video to compare against")
     video_size, reference_size = require_paired_framing(item)
     resized = resize_warning(video_size, reference_size)
-    if resized is not None:  # into the row's details.video_warnings and the run's list of them
-        report_warnings(Path(item.video), [resized])
+    rates = pairing_rates(item.video, str(item.reference_video), fps)
+    # into the row's details.video_warnings and the run's list of them
+    report_warnings(Path(item.video), [w for w in (resized, rates.note()) if w is not None])
     sampling = paired_sampling(item, fps)
     rate = sampling["fps"]
     gen = sample_frames(item.video, **sampling).frames
@@ -244,7 +297,7 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
             f"{min_reference_coverage:g} of the generated video's {len(gen)}: no ground truth for the rest",
             frames=0, frames_expected=total, reference_frames=total, generated_frames=len(gen))
     n = min(total, len(gen))
-    return PairedFrames(gen[:n], ref[:n], total - n, len(gen) - n, video_size, reference_size)
+    return PairedFrames(gen[:n], ref[:n], total - n, len(gen) - n, video_size, reference_size, rates)
 
 
 def with_missing(per_frame: np.ndarray, missing: int, worst: float) -> np.ndarray:
@@ -267,7 +320,8 @@ class PsnrConfig(PairedConfig):
         "reference frame at the same time, averaged over frames; capped at 100 dB per frame."
     ),
     config=PsnrConfig,
-    version="3",  # other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
+    version="4",  # an fps above either video's own rate is lowered to it (v3: frames paired by index there);
+    # v3: other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
 )
 def iq1_psnr(item: Item, config: PsnrConfig) -> Score:
     """Mean per-frame PSNR against the reference video (RoboPhys-3D App. B.1.1).
@@ -308,7 +362,8 @@ class SsimConfig(PairedConfig):
         "a frame below 0 (anti-correlated) and a reference frame the video does not reach count 0."
     ),
     config=SsimConfig,
-    version="4",  # other framings and clips under 16 px unscored (v3: stretched or scaled up and scored)
+    version="5",  # an fps above either video's own rate is lowered to it (v4: frames paired by index there);
+    # v4: other framings and clips under 16 px unscored (v3: stretched or scaled up and scored)
 )
 def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     """Mean per-frame SSIM against the reference video (RoboPhys-3D App. B.1.1), each frame in [0, 1].

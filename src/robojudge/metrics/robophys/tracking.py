@@ -57,7 +57,13 @@ from robojudge.metrics.functional import (
     track_localization,
 )
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.metrics.robophys.reference import aspect_mismatch, pairing_rate, size_text
+from robojudge.metrics.robophys.reference import (
+    PairingRate,
+    aspect_mismatch,
+    pairing_rate,
+    pairing_rates,
+    size_text,
+)
 from robojudge.metrics.tracking import (
     SimState,
     Tracks,
@@ -69,7 +75,7 @@ from robojudge.metrics.tracking import (
 from robojudge.metrics.tracking._sim import EE, StateFileError, read_state
 from robojudge.suite import main_view_name, video_view_name
 from robojudge.suite._schema import Item
-from robojudge.video import FileFingerprint, SampledFrames, probe_video, sample_frames
+from robojudge.video import FileFingerprint, SampledFrames, probe_video, report_warnings, sample_frames
 
 _OBJECTS = ("object", "distractor")
 _NOT_SEEDED = "not tracked: not visible in the first frames of the state file (nothing to seed)"
@@ -102,7 +108,10 @@ class TrackingConfig(BaseModel):
     tracker: str = Field(
         default="lk_flow", description="registered tracker name (robojudge.metrics.tracking)"
     )
-    fps: float | None = Field(default=None, gt=0, description="common rate; None: the lower native rate")
+    fps: float | None = Field(
+        default=None, gt=0,
+        description="common rate; None, or above either video's own rate: the lower native rate",
+    )
     view: int | None = Field(
         default=None, ge=0,
         description="state-file view that the main video shows; None: the item's main view, found by name in "
@@ -229,6 +238,8 @@ class ItemTracks(NamedTuple):
     grid_fps: float | None = None
     #: the item's state-file view the tracks were seeded from (:func:`state_view`)
     view: int = 0
+    #: the common rate both videos were sampled at, the setting and their own rates
+    rates: PairingRate | None = None
 
 
 def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
@@ -278,6 +289,9 @@ def item_tracks(item: Item, cfg: TrackingConfig) -> ItemTracks:
         raise Unmeasurable(
             f"the reference has {nr} frames, fewer than {cfg.min_reference_coverage:g} of the generated "
             f"video's {ng}: no ground truth for the rest", frames=ng, reference_frames=nr)
+    note = found.rates.note() if found.rates is not None else None
+    if note is not None:  # fps above a video's own rate: lowered to it (into the row's video_warnings)
+        report_warnings(Path(item.video), [note])
     return found
 
 
@@ -325,7 +339,8 @@ def _cached_tracks(key: _Key) -> ItemTracks:
                 f"({sw / sh:.3f}): the videos are framed otherwise than the simulator rendered (a crop, "
                 "padding), so its masks and positions would be scaled onto the wrong pixels",
                 reference_size=size_text(shown), state_size=size_text((sw, sh)))
-    rate = pairing_rate(key.video, key.reference_video, cfg.fps)
+    rates = pairing_rates(key.video, key.reference_video, cfg.fps)
+    rate = rates.fps
     tracker = get_tracker(cfg.tracker)
     gen = sample_frames(key.video, fps=rate, max_frames=None)
     seed = seed_from_state(state, (gen.frames.shape[2], gen.frames.shape[1]), objects=_OBJECTS)
@@ -347,10 +362,11 @@ def _cached_tracks(key: _Key) -> ItemTracks:
         followed = {n: (_followed_share(checked, ref_tracks, n, cfg.follow_tolerance)
                         if n in checked.names and n not in checked.untracked else _never(ref_tracks, n))
                     for n in ref_tracks.names}
-        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked, *timing, key.views[0])
+        return ItemTracks(gen_tracks, ref_tracks, "reference_state", followed, checked, *timing, key.views[0],
+                          rates)
     ref_seed = seed_from_state(state, size, objects=_OBJECTS)
     return ItemTracks(gen_tracks, tracker.track(ref.frames, ref_seed), "tracked_reference", {}, None, *timing,
-                      key.views[0])
+                      key.views[0], rates)
 
 
 def _framing_mismatch(video: str, reference_video: str) -> tuple[str, tuple[tuple[int, int], ...]] | None:
@@ -581,6 +597,7 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
         "tracker": cfg.tracker,
         "state_view": tracks.view,
         **gen.info,
+        **(tracks.rates.details() if tracks.rates is not None else {}),
     }
     if grid is not None:
         details["time_grid_fps"] = grid.fps
@@ -598,7 +615,8 @@ def _trajectory_metric(item: Item, cfg: TrajectoryConfig, which: str) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    version="10",  # v10: an fps above either video's own rate is lowered to it (v9: frames paired by index
+    # there); v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
     # video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
@@ -616,7 +634,8 @@ def ta_hsd(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    version="10",  # v10: an fps above either video's own rate is lowered to it (v9: frames paired by index
+    # there); v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
     # video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
@@ -636,7 +655,8 @@ def ta_ndtw(item: Item, config: TrajectoryConfig) -> Score:
     ),
     config=TrajectoryConfig,
     note=_EWM,
-    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    version="10",  # v10: an fps above either video's own rate is lowered to it (v9: frames paired by index
+    # there); v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
     # video is (v7: main_view when video was another; v6: view 0)
 )
 def ta_dyn(item: Item, config: TrajectoryConfig) -> Score:
@@ -714,9 +734,11 @@ def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[floa
     if not aps:  # readable inputs that show nothing to localize: unscored, not failed
         raise Unmeasurable(f"no reference object to localize among {list(cfg.objects)} ({_reasons(per)})",
                            objects=per)
-    details = {"truth": truth, "objects": per, "frames": found_in, "frames_expected": n,
-               "frames_missing": n - found_in, "frames_unmatched": len(gen.points) - found_in,
-               "tracker": cfg.tracker, "state_view": tracks.view, **gen.info}
+    details: dict[str, object] = {
+        "truth": truth, "objects": per, "frames": found_in, "frames_expected": n,
+        "frames_missing": n - found_in, "frames_unmatched": len(gen.points) - found_in,
+        "tracker": cfg.tracker, "state_view": tracks.view, **gen.info,
+        **(tracks.rates.details() if tracks.rates is not None else {})}
     return float(np.mean(aps)), float(np.mean(ars)), details
 
 
@@ -730,7 +752,8 @@ def _localization(item: Item, cfg: LocalizationConfig, which: str) -> tuple[floa
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    version="10",  # v10: an fps above either video's own rate is lowered to it (v9: frames paired by index
+    # there); v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
     # video is (v7: main_view when video was another; v6: view 0)
 )
 def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
@@ -749,7 +772,8 @@ def ol_average_precision(item: Item, config: LocalizationConfig) -> Score:
     ),
     config=LocalizationConfig,
     note="COCO detection protocol (Lin et al. 2014); boxes from the weights-free tracker by default",
-    version="9",  # v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
+    version="10",  # v10: an fps above either video's own rate is lowered to it (v9: frames paired by index
+    # there); v9: videos framed otherwise than the state's masks are unscored; v8: state view: the view
     # video is (v7: main_view when video was another; v6: view 0)
 )
 def ol_average_recall(item: Item, config: LocalizationConfig) -> Score:
