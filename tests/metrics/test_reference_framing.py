@@ -143,6 +143,23 @@ def test_another_framing_is_unscored_naming_both_sizes(clips, metric) -> None:
     assert details["video_size"] == "84x48" and details["reference_size"] == "64x48"
 
 
+@pytest.mark.parametrize("metric", ["dc_depth_accuracy", "vjepa_paired_similarity"])
+def test_the_video_grounded_model_metrics_refuse_another_framing_before_any_network(clips, metric) -> None:
+    # Both squash the two videos to one square: a 7:4 view of a 4:3 reference was scored silently (depth
+    # compared pixel by pixel with other parts of the scene). The check reads the probes, so no network
+    # is needed to see the refusal (none is installed here).
+    from robojudge.metrics import get_metric
+
+    spec = get_metric(metric)
+    wide = spec.compute(Item(item_id="w", video=clips["wide"], reference_video=clips["reference"]))
+    assert not wide.scored
+    reason = wide.details["unscored_reason"]
+    assert reason.startswith("the video is 84x48 (aspect 1.750), its reference 64x48")
+    assert wide.details["video_size"] == "84x48" and wide.details["reference_size"] == "64x48"
+    tiny = spec.compute(Item(item_id="t", video=clips["tiny"], reference_video=clips["reference"]))
+    assert not tiny.scored and tiny.details["unscored_reason"].startswith("frames of 8x6 are too small")
+
+
 def test_a_portrait_video_against_a_landscape_reference_names_the_lost_rotation(clips) -> None:
     row = _row(clips, "portrait", "iq1_psnr")
     assert row.value is not None and math.isnan(row.value)

@@ -15,6 +15,7 @@ from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
+from robojudge.metrics.robophys.reference import require_paired_framing, size_text
 from robojudge.suite._schema import Item
 from robojudge.video import sample_frames
 
@@ -85,13 +86,22 @@ def depth_accuracy(
     config=DepthAccuracyConfig,
     note="estimator Depth Anything V2 Small (transformers); error = median-scaled AbsRel on its output maps",
     weights=(DEPTH,),
-    version="2",
+    version="3",  # videos framed unlike their reference, or under 16 px, unscored (v2: squashed and scored)
 )
 def dc_depth_accuracy(item: Item, config: DepthAccuracyConfig) -> Score:
-    """RoboPhys-3D depth accuracy of the item against its reference episode."""
+    """RoboPhys-3D depth accuracy of the item against its reference episode.
+
+    Depth maps are compared pixel by pixel, so the two videos must show one framing: a video whose
+    aspect ratio differs from the reference's (a crop, padding, a wider view) is left unscored from the
+    probes, as the frame-paired metrics leave it (:func:`~robojudge.metrics.robophys.reference.
+    require_paired_framing`); both resized to one square, a 16:9 crop of a 4:3 scene put every depth
+    on another pixel of the scene.
+    """
     from robojudge.models import load_depth, predict_depth
 
     assert item.reference_video is not None  # the runner checks Input.reference
+    sizes = dict(zip(("video_size", "reference_size"), map(size_text, require_paired_framing(item)),
+                     strict=True))
     size = (config.size, config.size)
     gen = sample_frames(item.video, fps=config.fps, max_frames=config.max_frames, size=size)
     ref = sample_frames(item.reference_video, fps=config.fps, max_frames=config.max_frames, size=size)
@@ -102,4 +112,4 @@ def dc_depth_accuracy(item: Item, config: DepthAccuracyConfig) -> Score:
     n = min(len(gen), len(ref))
     value, per = depth_accuracy(predict_depth(net, gen.frames[:n], config.batch_size),
                                 predict_depth(net, ref.frames[:n], config.batch_size), config.eps)
-    return Score(value=value, details={"frames": n, "max_frame": float(per.max()), **span})
+    return Score(value=value, details={"frames": n, "max_frame": float(per.max()), **span, **sizes})

@@ -20,6 +20,7 @@ from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics._sets import ItemGroup, SetOutput, SetScores, set_metric
+from robojudge.metrics.robophys.reference import require_paired_framing, size_text
 from robojudge.suite._schema import Item
 from robojudge.video import FileFingerprint, SampledFrames, sample_frames
 
@@ -247,7 +248,7 @@ def embed_all(embed: EmbedFn, paths: Sequence[str]) -> np.ndarray:
     inputs={Input.video, Input.reference},
     higher_is_better=True,
     native_range=(-1.0, 1.0),
-    version="2",
+    version="3",  # videos framed unlike their reference, or under 16 px, unscored (v2: squashed and scored)
     citation=f"{ROBOJUDGE_B3} (V-JEPA Paired Similarity)",
     description=(
         "Cosine similarity between the V-JEPA 2 embeddings (mean of encoder tokens; 16 uniform frames at "
@@ -262,16 +263,21 @@ def vjepa_paired_similarity(item: Item, config: PairedClipConfig) -> Score:
 
     Each clip spreads its frames over its own video, so a video cut short would be embedded as if it
     were the whole rollout: both must span at least ``min_coverage`` of each other, checked before the
-    network loads.
+    network loads. Both clips are squashed to one square, so a video framed unlike its reference (a crop,
+    padding, a wider view) is left unscored from the probes, as the frame-paired metrics leave it
+    (:func:`~robojudge.metrics.robophys.reference.require_paired_framing`).
     """
     assert item.reference_video is not None  # the runner checks Input.reference
+    sizes = dict(zip(("video_size", "reference_size"), map(size_text, require_paired_framing(item)),
+                     strict=True))
     (g_span, gen), (r_span, ref) = clip_span(item.video, config), clip_span(item.reference_video, config)
     span = require_same_span(g_span, r_span, config.min_coverage)
     embed = vjepa_embedder("vjepa_paired_similarity", config)
     z_gen = embed(item.video, None if gen is None else gen.frames)
     z_gt = embed(item.reference_video, None if ref is None else ref.frames)
     return Score(value=cosine_similarity(z_gen, z_gt),
-                 details={"mse": float(np.mean((z_gen - z_gt) ** 2)), "dim": int(z_gen.shape[0]), **span})
+                 details={"mse": float(np.mean((z_gen - z_gt) ** 2)), "dim": int(z_gen.shape[0]), **span,
+                          **sizes})
 
 
 @set_metric(
