@@ -133,6 +133,29 @@ def test_score_rows_of_single_view_metrics_carry_the_warning(tmp_path: Path, vie
     assert rows[("grid", "pixel_frame_consistency")].status == "error"
 
 
+def test_a_tiled_reference_is_named_in_the_rows_of_the_metrics_that_compare_with_it(
+    tmp_path: Path, views: list[np.ndarray]
+) -> None:
+    # A 2x2 mosaic of 4:3 views is 4:3 itself, so the framing check passes, and view 0 was scaled 2x and
+    # compared with the whole mosaic (PSNR 14 dB) with no word: the check read only the item's video.
+    mosaic = write_video(tmp_path / "mosaic.mp4", _tile([views[0], views[1], None, views[2]], 2), fps=8)
+    one = write_video(tmp_path / "one.mp4", views[0], fps=8)
+    items = [Item(item_id="tiled_ref", video=str(one), reference_video=str(mosaic)),
+             Item(item_id="single_ref", video=str(one), reference_video=str(one))]
+    said = tiling_warning(mosaic, reference=True)
+    assert said is not None
+    assert said.startswith("the reference video: its frames look like a 2x2 grid of views")
+    assert "give the item a reference of the one view its video shows" in said
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        summary = score_items(items, build_requests(["iq1_psnr", "pixel_frame_consistency"]), store)
+        rows = {(r.item_id, r.metric): r for r in store.rows()}
+    assert rows[("tiled_ref", "iq1_psnr")].details["video_warnings"] == [f"{mosaic}: {said}"]
+    assert summary.video_warnings == {"tiled_ref": [f"{mosaic}: {said}"]}
+    # the metric that reads no reference says nothing of it, nor does a single-view reference
+    assert "video_warnings" not in (rows[("tiled_ref", "pixel_frame_consistency")].details or {})
+    assert "video_warnings" not in (rows[("single_ref", "iq1_psnr")].details or {})
+
+
 def test_the_check_reads_its_frames_in_the_metrics_pass(
     tmp_path: Path, views: list[np.ndarray], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -330,7 +330,9 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
     ``timeout_s``: a metric still computing after this many seconds is stopped and its row is an
     error saying so (:mod:`robojudge.run._timelimit` says how, and where it cannot). ``tiled``: the
     warning that the item's video looks like several views tiled in one frame, added to the row's video
-    warnings when the metric reads that video as one camera's (:func:`_reads_one_view`).
+    warnings when the metric reads that video as one camera's (:func:`_reads_one_view`). A metric that
+    compared the video with its ``reference_video`` (scored) gets the same warning of the reference
+    when that looks tiled (:func:`_compares_with_reference`).
     """
     spec = req.spec
     missing = missing_inputs(spec, item)
@@ -345,6 +347,12 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
             if tiled is not None:
                 report_warnings(Path(item.video), [tiled])
             score = spec.compute(item, req.config)
+            if score.scored and _compares_with_reference(spec, item):
+                # a few small frames of the reference, once per file: an unscored row compared nothing
+                reference = Path(str(item.reference_video))
+                said = tiling_warning(reference, reference=True)
+                if said is not None:
+                    report_warnings(reference, [said])
         if stop.passed_after is not None:
             return _error_row(item, req, timed_out_message(stop.passed_after), time.perf_counter() - start,
                               fingerprint)
@@ -383,6 +391,13 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
 def _reads_one_view(spec: MetricSpec[Any], item: Item) -> bool:
     """Whether ``spec`` reads the item's video as one camera's picture (not a declared grid, not views)."""
     return item.grid is None and Input.video in spec.inputs and Input.views not in spec.inputs
+
+
+def _compares_with_reference(spec: MetricSpec[Any], item: Item) -> bool:
+    """Whether ``spec`` reads the item's ``reference_video`` as one camera's picture. An item whose video
+    is a declared grid is compared mosaic with mosaic, so its reference may well be tiled too."""
+    return (bool(item.reference_video) and item.grid is None and Input.reference in spec.inputs
+            and Input.views not in spec.inputs)
 
 
 class _TilingCheck:

@@ -106,6 +106,22 @@ class Tiling:
 
     def message(self) -> str:
         """The warning ``suite validate`` and the score and judge runs give."""
+        return (f"{self.finding()}: "
+                "metrics that read one camera's video, and judges, take the whole mosaic for one picture; "
+                f"if it holds several views, declare them as the item's grid (\"grid\": {{\"rows\": "
+                f"{self.rows}, \"cols\": {self.cols}, \"views\": [...]}}, docs/manifest.md, \"Grid videos\"; "
+                f"robojudge suite scan --grid {self.rows}x{self.cols} --grid-views ...)")
+
+    def reference_message(self) -> str:
+        """The warning a score run gives when an item's ``reference_video`` looks tiled: the metrics that
+        compare the video with it take the mosaic for the one camera the video shows."""
+        return (f"the reference video: {self.finding()}: metrics that compare the item's video with its "
+                "reference take the whole mosaic for the camera the video shows (a single view scaled to "
+                "the mosaic's size and compared with all of it); if it holds several views, give the item "
+                "a reference of the one view its video shows")
+
+    def finding(self) -> str:
+        """What was found: the grid and the marks of it."""
         marks = []
         if self.seams:
             marks.append(f"straight seams at {', '.join(self.seams)} that stay put over the {self.frames} "
@@ -117,12 +133,7 @@ class Tiling:
         edge = ("; a straight edge of the scene on the frame's centre line (a door frame, a table edge) "
                 "looks the same: ignore this for a single camera"
                 if self.rows * self.cols == 2 and not self.blank else "")
-        return (f"its frames look like a {self.rows}x{self.cols} grid of views ({' and '.join(marks)})"
-                f"{edge}: "
-                "metrics that read one camera's video, and judges, take the whole mosaic for one picture; "
-                f"if it holds several views, declare them as the item's grid (\"grid\": {{\"rows\": "
-                f"{self.rows}, \"cols\": {self.cols}, \"views\": [...]}}, docs/manifest.md, \"Grid videos\"; "
-                f"robojudge suite scan --grid {self.rows}x{self.cols} --grid-views ...)")
+        return f"its frames look like a {self.rows}x{self.cols} grid of views ({' and '.join(marks)}){edge}"
 
 
 def read_size(width: int, height: int) -> tuple[int, int]:
@@ -321,7 +332,7 @@ def tiling_in(frames: np.ndarray, width: int, height: int) -> Tiling | None:
                        width, height)
 
 
-_SEEN: OrderedDict[object, str | None] = OrderedDict()
+_SEEN: OrderedDict[object, Tiling | None] = OrderedDict()
 _SEEN_LOCK = threading.Lock()
 _SEEN_MAX = 1024
 
@@ -342,20 +353,24 @@ def tiling_known(path: str | Path) -> bool:
         return key is not None and key in _SEEN
 
 
-def tiling_warning(path: str | Path) -> str | None:
+def tiling_warning(path: str | Path, reference: bool = False) -> str | None:
     """The warning of :func:`look_for_tiling` for ``path`` (``None`` when it finds nothing), looked for once
-    per file while its size and modification time are unchanged: every metric of a run asks."""
+    per file while its size and modification time are unchanged: every metric of a run asks.
+    ``reference``: ``path`` is an item's reference video (:meth:`Tiling.reference_message`)."""
     key = _key(path)
     if key is None:
         return None
     with _SEEN_LOCK:
-        if key in _SEEN:
+        known = key in _SEEN
+        if known:
             _SEEN.move_to_end(key)
-            return _SEEN[key]
-    found = look_for_tiling(path)
-    said = found.message() if found is not None else None
-    with _SEEN_LOCK:
-        _SEEN[key] = said
-        while len(_SEEN) > _SEEN_MAX:
-            _SEEN.popitem(last=False)
-    return said
+            found = _SEEN[key]
+    if not known:
+        found = look_for_tiling(path)
+        with _SEEN_LOCK:
+            _SEEN[key] = found
+            while len(_SEEN) > _SEEN_MAX:
+                _SEEN.popitem(last=False)
+    if found is None:
+        return None
+    return found.reference_message() if reference else found.message()
