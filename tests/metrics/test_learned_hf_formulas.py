@@ -23,6 +23,7 @@ from robojudge.metrics.learned.hf_vjepa import (
     mahalanobis_distances,
     polynomial_mmd2,
     sampled_clip,
+    span_warning,
 )
 from robojudge.video import write_video
 
@@ -136,3 +137,16 @@ def test_vjepa_clip_is_16_uniform_frames_with_the_first_and_last(tmp_path):
     assert picked[0] == 0 and picked[-1] == 39  # the first and the last frame
     np.testing.assert_allclose(picked, np.linspace(0, 39, 16), atol=0.5)  # evenly spread between
     assert sampled_clip(str(video), ManifoldConfig()).indices.tolist() == picked.astype(int).tolist()
+
+
+def test_the_set_metrics_warn_when_generated_clips_and_references_last_differently(tmp_path):
+    # 16 frames spread over each video's own length: a 5-s clip's frames 0.33 s apart, a 10-s episode's
+    # 0.67 s apart. Nothing said so; now the group's rows carry a warning (not a refusal: a set).
+    frames = np.zeros((11, 16, 16, 3), np.uint8)
+    short = [str(write_video(tmp_path / f"g{i}", frames[:6], fps=1)) for i in range(2)]  # 6 s
+    long = [str(write_video(tmp_path / f"r{i}", frames, fps=1)) for i in range(2)]  # 11 s
+    (said,) = span_warning(short, long, VJepaClip())
+    assert said.startswith("the generated videos last 6.00 s (median) and the references 11.00 s: each clip "
+                           "spreads its 16 frames over its own video (0.40 s apart against 0.73 s)")
+    assert span_warning(long, long, VJepaClip()) == []
+    assert span_warning(short, [*long[:1], *short], VJepaClip()) == []  # the median reference: 6 s

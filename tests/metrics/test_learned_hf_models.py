@@ -130,6 +130,20 @@ def test_jepa_similarity_is_one_when_generated_equal_references(weights, videos)
     assert row2.value < 1.0 and row2.warning is None and row2.details["mmd2"] > 0
 
 
+def test_the_jepa_set_metrics_warn_when_clips_and_references_last_differently(weights, videos, tmp_path):
+    # 5-frame clips of the 10-frame references: each embedded from 16 frames spread over its own length.
+    clips = {k: str(write_video(tmp_path / k, sample_frames(v, fps=None, max_frames=None).frames[:5], fps=8))
+             for k, v in videos.items()}
+    its = [Item(item_id=k, video=clips[k], reference_video=v, generator="g") for k, v in videos.items()]
+    for mid in ("ds_jepa_similarity", "vjepa_manifold_similarity"):
+        rows = score_sets(its, [mid], by="generator")
+        assert rows and all(r.status == "ok" and "the generated videos last 0.62 s (median) and the "
+                            "references 1.25 s" in (r.warning or "") for r in rows), mid
+    same = score_sets([it.model_copy(update={"video": it.reference_video}) for it in its],
+                      ["vjepa_manifold_similarity"], by="generator")
+    assert all("the generated videos last" not in (r.warning or "") for r in same)
+
+
 def test_depth_accuracy(weights, videos):
     spec = get_metric("dc_depth_accuracy")
     same = spec.compute(Item(item_id="d", video=videos["moving"], reference_video=videos["moving"]))

@@ -38,9 +38,9 @@ def _place(root, spec, save):
     return path
 
 
-def _uniform_video(path, colours, size=(16, 16)):
+def _uniform_video(path, colours, size=(16, 16), fps=10):
     frames = np.stack([np.full((*size, 3), c, np.uint8) for c in colours])
-    write_video(path, frames, fps=10)  # PNG folder: lossless
+    write_video(path, frames, fps=fps)  # PNG folder: lossless
     return str(path)
 
 
@@ -131,6 +131,40 @@ def test_fvd_matches_a_hand_computed_frechet_distance(tmp_path):
     assert result.value == pytest.approx(_fvd_reference(net, gen_c, ref_c), rel=1e-5)
     assert result.warnings == () and (result.n_generated, result.n_reference) == (6, 6)
     assert fvd_of_videos(gen, gen, cfg, net=net).value == pytest.approx(0.0, abs=1e-6)
+
+
+class _TinyMotionI3D(torch.nn.Module):
+    """Features of the frame-to-frame change only: (N, 3, T, H, W) -> (N, 4), as I3D tells speeds apart."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv3d(3, 4, 1)
+
+    def forward(
+        self, x: torch.Tensor, rescale: bool = False, resize: bool = False, return_features: bool = False
+    ) -> torch.Tensor:
+        return self.conv(x[:, :, 1:] - x[:, :, :-1]).mean(dim=(2, 3, 4))
+
+
+def test_fvd_clips_of_both_sets_cover_the_same_time(tmp_path):
+    # Each reference fades at its own pace at 20 fps; the generated set is the same fades at 10 fps
+    # (every second frame). 4 native frames covered 0.2 s of a reference and 0.4 s of its copy: twice
+    # the change per frame, FVD far from 0. At the common 10 fps the clips are the same frames.
+    torch.manual_seed(0)
+    net = _TinyMotionI3D().eval()
+    start, pace = RNG.integers(0, 60, (6, 3)), RNG.integers(2, 12, (6, 3))
+    ref = [_uniform_video(tmp_path / f"r{i}", [c + p * k for k in range(8)], fps=20)
+           for i, (c, p) in enumerate(zip(start, pace, strict=True))]
+    gen = [_uniform_video(tmp_path / f"g{i}", [c + p * k for k in range(0, 8, 2)], fps=10)
+           for i, (c, p) in enumerate(zip(start, pace, strict=True))]
+    cfg = FvdConfig(frames=4)
+    result = fvd_of_videos(gen, ref, cfg, net=net)
+    assert result.value == pytest.approx(0.0, abs=1e-6) and result.fps == 10.0
+    # A rate above a video's own is lowered to the lowest; a lower one is kept (2 frames at 5 fps).
+    assert fvd_of_videos(gen, ref, FvdConfig(frames=4, fps=30), net=net).fps == 10.0
+    assert fvd_of_videos(gen, ref, FvdConfig(frames=2, fps=5), net=net).fps == 5.0
+    with pytest.raises(ValueError, match="needs 4 frames \\(stride 1\\) at 5 fps, got 2"):
+        fvd_of_videos(gen, ref, FvdConfig(frames=4, fps=5), net=net)
 
 
 def test_fvd_rejects_short_videos_and_tiny_sets(tmp_path):

@@ -209,6 +209,46 @@ def clip_span(path: str, cfg: VJepaClip) -> tuple[Span, SampledFrames | None]:
     return span, sampled
 
 
+#: A set-level V-JEPA metric warns when the median length of its generated videos and of its reference
+#: videos differ by more than this share (the paired metric refuses a pair under 0.9 of each other).
+SET_SPAN_RATIO = 0.9
+
+
+def _seconds(path: str) -> float | None:
+    """How long a video lasts by its probe (duration, else frames over rate); None when unknown."""
+    from robojudge.video import VideoError, probe_video
+
+    try:
+        info = probe_video(path)
+    except VideoError:
+        return None  # the embedding reports what is wrong with it
+    if info.duration:
+        return info.duration
+    return info.frames / info.fps if info.frames and info.fps else None
+
+
+def span_warning(generated: Sequence[str], references: Sequence[str], cfg: VJepaClip) -> list[str]:
+    """A warning when the generated videos and the references last very differently (median lengths
+    under :data:`SET_SPAN_RATIO` of each other), else none.
+
+    Each clip spreads its ``num_frames`` frames over its own video, so a 5-s generated clip is embedded
+    with frames 0.33 s apart and a 10-s episode with frames 0.67 s apart: the embeddings then compare
+    motion at another pace and a generated start with a whole episode, whatever the videos show.
+    """
+    gen = [t for t in map(_seconds, generated) if t is not None]
+    ref = [t for t in map(_seconds, references) if t is not None]
+    if not gen or not ref:
+        return []
+    g, r = float(np.median(gen)), float(np.median(ref))
+    if min(g, r) >= SET_SPAN_RATIO * max(g, r):
+        return []
+    step = max(cfg.num_frames - 1, 1)
+    return [f"the generated videos last {g:.2f} s (median) and the references {r:.2f} s: each clip spreads "
+            f"its {cfg.num_frames} frames over its own video ({g / step:.2f} s apart against {r / step:.2f} "
+            "s), so the embeddings compare different paces and stretches of the episode; give references "
+            "cut to the generated clips' length"]
+
+
 def vjepa_embedder(metric_id: str, cfg: VJepaClip) -> EmbedFn:
     """``(path, frames=None) -> V-JEPA 2 embedding``, loading the network once and caching each video's
     embedding per process (references are shared by many items). ``frames``, when the caller has
@@ -308,7 +348,8 @@ def vjepa_manifold_similarity(group: ItemGroup, config: ManifoldConfig) -> SetSc
     z_gen = embed_all(embed, [it.video for it in group.items])
     dist = mahalanobis_distances(z_gen, z_ref, config.ridge)
     return SetScores(items={it.item_id: Score(value=float(v), details={"references": len(refs)})
-                            for it, v in zip(group.items, dist, strict=True)})
+                            for it, v in zip(group.items, dist, strict=True)},
+                     warnings=span_warning([it.video for it in group.items], refs, config))
 
 
 @set_metric(
@@ -337,4 +378,5 @@ def ds_jepa_similarity(group: ItemGroup, config: JepaMmdConfig) -> SetScores:
     details = {"mmd2": mmd2, "references": len(refs)}
     warn = [] if mmd2 > 0 else [f"MMD estimate {mmd2:.3g} <= 0: at {len(group.items)} videos the sets are "
                                  "not distinguishable, the similarity saturates at 1"]
+    warn += span_warning([it.video for it in group.items], refs, config)
     return SetScores(group=Score(value=jepa_similarity(mmd2), details=details), warnings=warn)

@@ -41,13 +41,33 @@ if TYPE_CHECKING:
 
 
 class FvdConfig(BaseModel):
-    """One clip per video: the first ``frames`` frames (every ``stride``-th) resized to 224x224."""
+    """One clip per video: the first ``frames`` frames (every ``stride``-th) at one common rate, resized
+    to 224x224."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     frames: int = Field(default=16, ge=1, description="clip length in frames (16, as Unterthiner et al.)")
-    stride: int = Field(default=1, ge=1, description="take every stride-th decoded frame")
+    stride: int = Field(default=1, ge=1, description="take every stride-th frame at the common rate")
     size: int = Field(default=224, ge=32, description="square side the I3D network expects")
+    fps: float | None = Field(
+        default=None, gt=0,
+        description="rate every clip of both sets is sampled at; None, or above a video's own rate: the "
+        "lowest own rate among the videos compared",
+    )
+
+
+def clip_rate(videos: Sequence[str | Path], fps: float | None) -> float:
+    """The one rate the FVD clips of ``videos`` (both sets) are sampled at: ``fps``, at most the lowest
+    of their own rates (a video cannot be sampled faster), or that lowest rate when ``fps`` is None.
+
+    Clips of 16 native frames covered 0.5 s of a 30-fps reference and 0.94 s of a 16-fps generated clip,
+    so the same motion moved 1.9x as far per frame in one set as in the other, and I3D features tell
+    motion speeds apart: 16-fps copies of the references scored worse than frozen first frames.
+    """
+    from robojudge.video import probe_video
+
+    lowest = min(probe_video(p).fps for p in videos)
+    return lowest if fps is None else min(fps, lowest)
 
 
 class InceptionConfig(BaseModel):
@@ -59,17 +79,21 @@ class InceptionConfig(BaseModel):
     splits: int = Field(default=10, ge=1, description="splits of the scored frames (10, Salimans et al.)")
 
 
-def video_clip(path: str | Path, config: FvdConfig) -> np.ndarray:
-    """The FVD clip of one video: ``(frames, size, size, 3)`` uint8.
+def video_clip(path: str | Path, config: FvdConfig, fps: float | None = None) -> np.ndarray:
+    """The FVD clip of one video: ``(frames, size, size, 3)`` uint8, its first ``frames * stride`` frames
+    at ``fps`` (:func:`clip_rate`; None: its own rate), every ``stride``-th kept.
 
     Raises:
         MetricInputError: When the video is shorter than the clip.
     """
-    frames = sample_frames(path, fps=None, max_frames=None, size=(config.size, config.size)).frames
-    clip = frames[: config.frames * config.stride : config.stride]
+    want = config.frames * config.stride
+    size = (config.size, config.size)
+    frames = sample_frames(path, fps=fps, max_frames=want, size=size, spread="head").frames
+    clip = frames[: want : config.stride]
     if len(clip) < config.frames:
+        at = f" at {fps:g} fps" if fps is not None else ""
         raise MetricInputError(
-            f"{path}: FVD needs {config.frames} frames (stride {config.stride}), got {len(clip)}"
+            f"{path}: FVD needs {config.frames} frames (stride {config.stride}){at}, got {len(clip)}"
         )
     return clip
 
@@ -114,6 +138,8 @@ class SetScore:
     n_reference: int = 0
     std: float = 0.0
     warnings: tuple[str, ...] = ()
+    #: the rate the clips were sampled at (FVD)
+    fps: float | None = None
 
 
 def fvd_of_videos(
@@ -124,9 +150,11 @@ def fvd_of_videos(
 ) -> SetScore:
     """Frechet video distance between two lists of videos (RoboPhys-3D ``iq1_fvd``, lower is better).
 
-    One clip per video (:func:`video_clip`), I3D features (:func:`i3d_features`), Gaussians fitted
-    to each set and their Frechet distance. Warns (``SmallSampleWarning``) below 401 videos per set,
-    where the 400-d covariance is rank-deficient (see ``distribution.min_stable_samples``).
+    One clip per video (:func:`video_clip`), every clip of both sets at one rate (:func:`clip_rate`) so
+    that each covers the same stretch of time, ``frames * stride / fps`` seconds from the video's start;
+    I3D features (:func:`i3d_features`), Gaussians fitted to each set and their Frechet distance. Warns
+    (``SmallSampleWarning``) below 401 videos per set, where the 400-d covariance is rank-deficient (see
+    ``distribution.min_stable_samples``).
 
     Raises:
         MissingWeightsError: When ``net`` is None and the I3D file is not on this machine.
@@ -137,16 +165,17 @@ def fvd_of_videos(
             f"FVD needs at least 2 generated and 2 reference videos, got {len(generated)} and "
             f"{len(reference)}"
         )
+    rate = clip_rate([*generated, *reference], cfg.fps)
     model = net if net is not None else models.load_i3d_torchscript(metric="iq1_fvd")
-    gen = i3d_features([video_clip(p, cfg) for p in generated], model)
-    ref = i3d_features([video_clip(p, cfg) for p in reference], model)
+    gen = i3d_features([video_clip(p, cfg, rate) for p in generated], model)
+    ref = i3d_features([video_clip(p, cfg, rate) for p in reference], model)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", SmallSampleWarning)
         value = frechet_feature_distance(gen, ref)
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, SmallSampleWarning))
     for note in notes:
         warnings.warn(note, SmallSampleWarning, stacklevel=2)
-    return SetScore(value=value, n_generated=len(gen), n_reference=len(ref), warnings=notes)
+    return SetScore(value=value, n_generated=len(gen), n_reference=len(ref), warnings=notes, fps=rate)
 
 
 def inception_score_of_videos(
@@ -179,9 +208,11 @@ def inception_score_of_videos(
     inputs={Input.video, Input.reference},
     description=(
         "Frechet video distance between I3D (Kinetics-400) features of the group's generated videos and of "
-        "its distinct reference videos: one 16-frame 224x224 clip per video. Lower is better."
+        "its distinct reference videos: one 16-frame 224x224 clip per video from its start, every clip at "
+        "one rate (the lowest of the videos' own). Lower is better."
     ),
     config=FvdConfig,
+    version="2",  # clips at one common rate (v1: 16 native frames, a span set by each video's own rate)
     weights=(models.I3D_TORCHSCRIPT.name,),
     note="Unterthiner et al., 2018; warns below 401 videos per set (400-d covariance rank-deficient)",
     min_items=2,
@@ -191,7 +222,10 @@ def iq1_fvd(group: ItemGroup, config: FvdConfig) -> SetScores:
     with warnings.catch_warnings():  # the caveat travels on the result row instead
         warnings.simplefilter("ignore", SmallSampleWarning)
         result = fvd_of_videos([it.video for it in group.items], group.references(), config)
-    details = {"generated": result.n_generated, "references": result.n_reference}
+    assert result.fps is not None
+    details = {"generated": result.n_generated, "references": result.n_reference, "clip_fps": result.fps,
+               "fps_configured": config.fps,
+               "clip_seconds": config.frames * config.stride / result.fps}
     return SetScores(group=Score(value=result.value, details=details), warnings=list(result.warnings))
 
 
