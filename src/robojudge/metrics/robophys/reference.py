@@ -256,12 +256,15 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
 
     Both videos are sampled at one rate (``fps``, or the lower of their native rates, which keeps
     every frame when they agree; an ``fps`` above either native rate is lowered to it and warns,
-    :func:`pairing_rates`); generated frames are resized to the reference's size. The reference
-    sets the length: generated frames past its end are dropped, and a generated video that ends early
-    leaves reference frames ``missing``, which the metrics count as the worst value rather than
-    comparing only the common start (a one-frame video holding the conditioning frame scored a perfect
-    100 dB that way). Those missing frames are counted from the reference's time stamps, never decoded,
-    so a short clip against a long reference holds only the frames it is compared with.
+    :func:`pairing_rates`), each from its own first frame: generated frame 0 pairs with reference
+    frame 0, so the reference must start at the conditioning frame, and at each target time each video
+    gives the latest frame shown at or before it (:func:`~robojudge.video.sample_frames`); generated
+    frames are resized to the reference's size. The reference sets the length: generated frames past
+    its end are dropped, and a generated video that ends early leaves reference frames ``missing``,
+    which the metrics count as the worst value rather than comparing only the common start (a one-frame
+    video holding the conditioning frame scored a perfect 100 dB that way). Those missing frames are
+    counted from the reference's time stamps, never decoded, so a short clip against a long reference
+    holds only the frames it is compared with.
 
     Only one framing is compared: a video whose aspect ratio differs from the reference's (another
     field of view, padding, a crop, a lost rotation; :func:`aspect_mismatch`) is left unscored rather
