@@ -4,7 +4,8 @@ Point statistics of a judge against human scores (:mod:`._agreement`), agreement
 (:mod:`._raters`), binary, ranking and band statistics (:mod:`._ranking`), linear-fit agreement of
 continuous scores (:mod:`._fit`), and the paired cluster bootstrap report over many judges
 (:mod:`._bootstrap`, :mod:`._weighted`, :mod:`._report`), chance agreement (:mod:`._chance`), the
-generator leaderboard (:mod:`._leaderboard`) and the metric-calibrated ordinal judge
+generator leaderboard (:mod:`._leaderboard`, with the clips behind each pair, :mod:`._coverage`, and the
+paired difference of two generators, :mod:`._paired`) and the metric-calibrated ordinal judge
 (:mod:`._calibrated`). Score tables read from CSV files (:mod:`._tables`, :mod:`._multiview_csv`: what
 ``robojudge meta`` runs; pandas loads only when a file is read), and the per-segment table built from a
 result store and exported annotations (:mod:`._segment_table`, ``meta segments-table``). See
@@ -77,6 +78,7 @@ from robojudge.meta._calibrated import (
 )
 from robojudge.meta._chance import ChanceStats, chance_agreement
 from robojudge.meta._ci import MeanCI, clustered_mean_interval, mean_confidence_interval
+from robojudge.meta._coverage import PairCoverage
 from robojudge.meta._fit import FitAgreement, fit_agreement
 from robojudge.meta._kendall import kendall_interval, weighted_kendall_tau_b
 from robojudge.meta._leaderboard import (
@@ -85,6 +87,7 @@ from robojudge.meta._leaderboard import (
     LeaderboardEntry,
     Standing,
     competition_ranks,
+    coverage_notes,
     generator_leaderboard,
 )
 from robojudge.meta._means import GroupMean, group_means
@@ -95,6 +98,7 @@ from robojudge.meta._multiview import (
     embodiment_table,
 )
 from robojudge.meta._multiview_csv import TABLE_D2_VERDICTS, MultiviewTable, multiview_from_csv
+from robojudge.meta._paired import PairedDifference, paired_difference
 from robojudge.meta._ranking import (
     BandCalibration,
     apply_bands,
@@ -215,6 +219,8 @@ __all__ = [
     "MeanCI",
     "MethodAudit",
     "OrdinalLogit",
+    "PairCoverage",
+    "PairedDifference",
     "PooledBands",
     "RankCorrelation",
     "RaterAgreement",
@@ -247,6 +253,7 @@ __all__ = [
     "best_youden_threshold",
     "column_numbers",
     "competition_ranks",
+    "coverage_notes",
     "confusion_matrix",
     "cross_validate_ordinal",
     "current_configs",
@@ -277,6 +284,7 @@ __all__ = [
     "orient",
     "overall",
     "overall_from_axis_values",
+    "paired_difference",
     "pairwise_rank_accuracy",
     "pareto_frontier",
     "pearson",

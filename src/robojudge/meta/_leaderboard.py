@@ -10,6 +10,11 @@ that share clips are compared on the same draw. Each replicate yields a ranking,
 report how often each generator keeps its point-estimate rank and how often one generator
 outranks another.
 
+Generators scored on different clips, or with rollout counts per clip out of proportion, are ranked
+on different items; :attr:`Leaderboard.coverage` says so per pair (:mod:`._coverage`), and
+``matched=True`` ranks each generator by the mean of its clip means over the clips every ranked
+generator has.
+
 Only data ranks: a generator with no scored item on an axis (for example one without labels) has no
 mean there, so it gets no rank, no rank probability and no place among the adjacent pairs on that
 axis, nor on the Overall, which needs both axes.
@@ -34,6 +39,7 @@ from robojudge.meta._bootstrap import (
     interval_gate,
     summarize_replicates,
 )
+from robojudge.meta._coverage import PairCoverage, clip_counts, matched_weights, pair_coverage
 from robojudge.meta._means import group_codes, group_sums, ratio
 from robojudge.meta._report import OVERALL, Estimate
 
@@ -115,6 +121,9 @@ class Leaderboard:
     outrank: dict[str, FloatArray] = field(default_factory=dict, repr=False)
     tolerance: float = 0.0
     n_lone_clusters: int = 0
+    coverage: tuple[PairCoverage, ...] = ()
+    matched: bool = False
+    matched_clips: dict[str, int] = field(default_factory=dict)
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -125,6 +134,23 @@ class Leaderboard:
     def generators(self) -> tuple[str, ...]:
         """Generator names in leaderboard order."""
         return tuple(e.generator for e in self.entries)
+
+    def pairs(self) -> list[tuple[str, str, str, float]]:
+        """Every pair of generators ranked on a target, in leaderboard order: ``(target, a, b, P(a > b))``
+        from :attr:`outrank` (NaN where either has no interval)."""
+        out = []
+        for t in self.targets:
+            ranked = [i for i, e in enumerate(self.entries) if e.standings[t].rank is not None]
+            for k, i in enumerate(ranked):
+                for j in ranked[k + 1:]:
+                    m = self.outrank.get(t)
+                    p = math.nan if m is None else float(m[i, j])
+                    out.append((t, self.entries[i].generator, self.entries[j].generator, p))
+        return out
+
+    def unmatched(self) -> list[PairCoverage]:
+        """The pairs of :attr:`coverage` not scored on the same clips with rollouts in proportion."""
+        return [c for c in self.coverage if not c.matched]
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary; NaN becomes None, and so does a rank range of 0 (none), as the CSV
@@ -145,6 +171,10 @@ class Leaderboard:
                                      for t, s in e.standings.items()}} for e in self.entries],
             "adjacent": [{"target": p.target, "upper": p.upper, "lower": p.lower, "prob": num(p.prob)}
                          for p in self.adjacent],
+            "pairs": [{"target": t, "a": a, "b": b, "prob": num(p)} for t, a, b, p in self.pairs()],
+            "matched": self.matched, "matched_clips": self.matched_clips if self.matched else None,
+            "coverage": [c.to_dict() for c in self.coverage],
+            "coverage_notes": coverage_notes(self),
         }
 
 
@@ -165,7 +195,8 @@ def competition_ranks(values: FloatArray, tolerance: float = 0.0) -> npt.NDArray
 def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Sequence[str],
                           clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
                           bootstrap: int = 2000, seed: int | None = DEFAULT_SEED, level: float = 0.95,
-                          sort_by: str = OVERALL, tolerance: float = 0.0) -> Leaderboard:
+                          sort_by: str = OVERALL, tolerance: float = 0.0,
+                          matched: bool = False) -> Leaderboard:
     """Rank generators by their mean score per axis and by the Overall, with bootstrap uncertainty.
 
     Args:
@@ -181,10 +212,15 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         tolerance: Means closer than this (absolute) tie, in the ranks, the rank spreads and the
             pairwise shares: for scores that carry noise of their own, such as the metric-calibrated
             judge's expected scores (a fit's last digits). 0: only float rounding ties.
+        matched: Rank on the clips every generator with scores on the axis has: a generator's mean
+            is then the mean of its clip means over those clips (each clip weighs alike, however many
+            rollouts it has), and its other items are left out. False: the mean of all its scored items
+            (Table 8), whatever clips they come from (:attr:`Leaderboard.coverage` says where those differ).
 
     Returns:
         A :class:`Leaderboard`. A generator with no scored item on an axis has a NaN mean there and
-        a NaN Overall, and is not ranked on either.
+        a NaN Overall, and is not ranked on either; with ``matched``, neither is any generator on an
+        axis where no clip is shared by all.
     """
     axes = tuple(scores)
     if not axes:
@@ -206,15 +242,27 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     if cl.shape != (n,):
         raise ValueError(f"clusters must have one entry per item ({n}), got shape {cl.shape}")
     boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 else None
+    clip_names, clip_inv = np.unique(cl.astype(str), return_inverse=True)
+    clip = clip_inv.reshape(-1).astype(np.intp)
+    counts = [clip_counts(ok[:, ai], code, g_count, clip, clip_names.size) for ai in range(a_count)]
+    weights = None
+    matched_clips: dict[str, int] = {}
+    if matched:
+        weights = np.zeros_like(values)
+        for ai, a in enumerate(axes):
+            weights[:, ai], shared = matched_weights(counts[ai], code, clip, ok[:, ai])
+            matched_clips[a] = int(shared.sum())
+        ok = ok & (weights > 0)
     # (sum, count) per generator and axis, on the sample and on every replicate, one generator at a time.
     point_sums = np.zeros((g_count, a_count, 2))
     rep_sums = np.zeros((bootstrap, g_count, a_count, 2)) if boot is not None else None
-    for g, sums in enumerate(group_sums(values, code, g_count, boot)):
+    for g, sums in enumerate(group_sums(values, code, g_count, boot, weights)):
         point_sums[g] = sums.point
         if rep_sums is not None and sums.replicates is not None:
             rep_sums[:, g] = sums.replicates
     point = _means(point_sums)  # (G, T)
-    n_items = point_sums[..., 1].astype(int)
+    # Scored items behind each mean (with ``matched``, those in the shared clips).
+    n_items = np.stack([np.bincount(code[ok[:, ai]], minlength=g_count) for ai in range(a_count)], axis=1)
     t_count = a_count + 1
     low = np.full((g_count, t_count), np.nan)
     high, se, prob = low.copy(), low.copy(), low.copy()
@@ -271,9 +319,39 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
             adjacent.append(AdjacentPair(t, names[up], names[down], float(outrank[ti, up, down])))
     perm = np.array(order, dtype=np.intp)
     out = {t: outrank[ti][np.ix_(perm, perm)] for ti, t in enumerate(targets)}
+    coverage = []
+    for ai, a in enumerate(axes):
+        scored = [g for g in order if counts[ai][g].any()]
+        for k, g in enumerate(scored):
+            coverage += [pair_coverage(a, names[g], names[h], counts[ai][g], counts[ai][h])
+                         for h in scored[k + 1:]]
     return Leaderboard(axes, sort_by, tuple(entries), tuple(adjacent), bootstrap, seed, level,
                        boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out, tolerance,
-                       boot.n_lone_clusters if boot else 0)
+                       boot.n_lone_clusters if boot else 0, tuple(coverage), matched, matched_clips)
+
+
+def coverage_notes(board: Leaderboard) -> list[str]:
+    """Sentences on the clips behind the board's comparisons: with ``matched``, which clips the means
+    are over; else one per pair of generators scored on different clips or with rollout counts out of
+    proportion (:meth:`PairCoverage.sentence`, per axis where the axes differ). Empty when every pair
+    was scored alike."""
+    if board.matched:
+        clips = ", ".join(f"{a.upper()} {board.matched_clips.get(a, 0)}" for a in board.axes)
+        out = [f"Matched: each generator's mean is the mean of its clip means over the clips every ranked "
+               f"generator was scored on (clips: {clips}); its other items are left out"]
+        out += [f"No clip is shared by every generator with scores on {a.upper()}, so none is ranked there"
+                for a in board.axes if board.matched_clips.get(a, 0) == 0]
+        return out
+    by_pair: dict[tuple[str, str], dict[str, str]] = {}
+    for c in board.unmatched():
+        by_pair.setdefault((c.a, c.b), {})[c.axis] = c.sentence()
+    out = []
+    for said in by_pair.values():
+        if len(said) == len(board.axes) and len(set(said.values())) == 1:
+            out.append(next(iter(said.values())))
+        else:
+            out.append("; ".join(f"on {a.upper()}, {s}" for a, s in said.items()))
+    return out
 
 
 def _order(ranks: npt.NDArray[np.int64], names: Sequence[str]) -> list[int]:

@@ -76,15 +76,21 @@ class GroupSums:
 
 
 def group_sums(values: FloatArray, code: npt.NDArray[np.intp], n_groups: int,
-               boot: ClusterBootstrap | None = None) -> Iterator[GroupSums]:
+               boot: ClusterBootstrap | None = None,
+               weights: FloatArray | None = None) -> Iterator[GroupSums]:
     """:class:`GroupSums` of each group in turn, from ``(items, columns)`` values (NaN: no value).
 
     One group at a time: an item belongs to one group, so an ``(items, groups, columns)`` layout
     would be mostly zeros; here the memory is that of one group's items and one group's replicates.
     A replicate's sums come from the counts of the group's clusters only (the others add nothing).
+    ``weights``: ``(items, columns)`` weights of the values (the sums are then weighted sums and the
+    counts sums of weights); every value weighs 1 if None.
     """
     ok = np.isfinite(values)
     filled = np.where(ok, values, 0.0)
+    if weights is not None:
+        w = np.where(ok, weights, 0.0)
+        filled, ok = filled * w, w
     k = values.shape[1]
     for g in range(n_groups):
         members = np.flatnonzero(code == g)
