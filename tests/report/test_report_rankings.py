@@ -24,7 +24,8 @@ def test_report_leaderboard_leaves_unlabelled_generators_unranked():
     items = _partly_labelled()
     sec = generators_section(ReportInput(build_rows(build_items()), items, higher_is_better, bootstrap=100))
     assert sec.skipped is None
-    (table,) = sec.tables
+    table, pairs = sec.tables  # (the second: every ranked pair's P(a > b))
+    assert {(r[1].text, r[2].text) for r in pairs.rows} == {("good", "mid"), ("good", "bad"), ("mid", "bad")}
     by = {r[1].text: r for r in table.rows}
     assert [r[1].text for r in table.rows] == ["good", "mid", "bad", "x", "y"]
     assert by["good"][0].text == "1" and by["good"][-2].value == 1.0

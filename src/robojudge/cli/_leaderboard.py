@@ -27,7 +27,7 @@ from robojudge.cli._common import (
     says_when_stopped,
 )
 from robojudge.cli._tables import add_column, print_table
-from robojudge.meta import CONSTANT_WHYS, OVERALL, Estimate, Leaderboard
+from robojudge.meta import CONSTANT_WHYS, OVERALL, Estimate, Leaderboard, PairedDifference
 from robojudge.metric_info import direction, registry_config_key
 from robojudge.report import (
     CALIBRATED,
@@ -36,12 +36,14 @@ from robojudge.report import (
     JudgeRow,
     UnknownScoreSource,
     generator_board,
+    generator_pair,
     judges_report,
     leaderboard_scores,
     mixed_libraries,
     mixed_library_note,
     mixed_size_note,
     mixed_sizes,
+    pair_notes,
     write_judges,
     write_leaderboard,
 )
@@ -107,6 +109,9 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         console.print(line, highlight=False, markup=False)
     if board.tolerance:
         console.print(f"means closer than {board.tolerance:g} tie", highlight=False, markup=False)
+    for line in pair_notes(board):  # generators scored on different clips, or the matched mode's clips
+        style = "yellow" if line.startswith("Warning:") else None
+        console.print(line, style=style, highlight=False, markup=False)
     if not board.adjacent:  # (fewer than two generators ranked: no pair to show)
         return
     pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
@@ -117,6 +122,37 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         prob = "-" if math.isnan(p.prob) else f"{p.prob:.2f}"
         pairs.add_row(_title(p.target), p.upper, p.lower, prob)
     print_table(pairs)
+
+
+def _pair_names(text: str) -> tuple[str, str]:
+    """``A,B`` of ``--pair`` as two generator names."""
+    names = [p.strip() for p in text.split(",")]
+    if len(names) != 2 or not all(names):
+        raise fail(f"--pair must name two generators as A,B (e.g. --pair new,old), got {text!r}")
+    if names[0] == names[1]:
+        raise fail(f"--pair {text}: name two different generators")
+    return names[0], names[1]
+
+
+def _print_paired(diffs: list[PairedDifference], level: float) -> None:
+    table = Table(title=f"paired differences a - b on the clips both were scored on ({level:.0%} CI, paired "
+                  "clip bootstrap); P(a > b), ties count 1/2", title_justify="left", box=box.SIMPLE_HEAD)
+    for col in ("a", "b", "target", "a - b", "clips", "P(a > b)"):
+        add_column(table, col, fold=col in ("a", "b"))
+    for d in diffs:
+        for t in d.targets:
+            e, p = d.difference[t], d.prob[t]
+            prob = "-" if math.isnan(p) else f"{p:.2f}"
+            table.add_row(d.a, d.b, _title(t), _est(e, 3), str(d.n_clips[t]), prob)
+    print_table(table)
+    whys = dict.fromkeys(w for d in diffs for t in d.targets if (w := d.difference[t].why))
+    for why in whys:
+        console.print(f"no interval where {why}", highlight=False, markup=False)
+    for d in diffs:
+        if d.n_clips[OVERALL] == 0:
+            console.print(f"{d.a} and {d.b} share no scored clip, so there is no paired difference; "
+                          "give the rollouts of one episode the same clip_id to pair them", style="yellow",
+                          highlight=False, markup=False)
 
 
 @app.command("generators")
@@ -134,18 +170,29 @@ def generators(
     folds: int = typer.Option(5, "--folds", min=2, help="Folds of the calibrated judge."),
     alpha: float = typer.Option(1.0, "--alpha", min=0.0, help="L2 penalty of the calibrated judge."),
     predict: str = typer.Option("expected", "--predict", help="Calibrated score: expected or class."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write leaderboard.md/.csv here."),
+    matched: bool = typer.Option(False, "--matched",
+                                 help="Rank on the clips every ranked generator was scored on: each "
+                                 "generator's mean is the mean of its clip means over those clips."),
+    pair: list[str] = typer.Option([], "--pair",
+                                   help="A,B: the paired difference A - B on the clips both were scored on, "
+                                   "with its interval and P(A > B) (repeatable)."),
+    out: Path | None = typer.Option(None, "--out", "-o",
+                                    help="Write leaderboard.md, leaderboard.csv and leaderboard_pairs.csv "
+                                    "here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ) -> None:
     """Generators by mean PA, IA and Overall = (PA + IA) / 2, with CIs and rank probabilities.
 
     Clips are the bootstrap clusters (all generators' items of a drawn clip come along) and sources
-    the strata.
+    the strata. Generators scored on different clips, or with rollout counts per clip out of
+    proportion, are named under the table: --matched ranks them on the clips all share, and --pair
+    gives the paired difference of two.
     """
     if sort_by not in ("pa", "ia", OVERALL):  # told as the option, before any result is read
         raise fail(f"--sort must be pa, ia or {OVERALL}, got {sort_by!r}")
     if predict not in ("expected", "class"):
         raise fail(f"--predict must be expected or class, got {predict!r}")
+    pairs = [_pair_names(p) for p in pair]
     if out is not None:
         check_out_folder(out)
     rows, items = load_results(suite, db)
@@ -160,7 +207,14 @@ def generators(
                                           seed=seed, prediction=predict)
         tolerance = CALIBRATED_TOLERANCE if scores == "calibrated" else 0.0  # (its fit's last digits)
         board = generator_board(items, per_axis, bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by,
-                                tolerance=tolerance)
+                                tolerance=tolerance, matched=matched)
+        diffs = []
+        for a, b in pairs:
+            try:
+                diffs.append(generator_pair(items, per_axis, a, b, bootstrap=bootstrap, seed=seed,
+                                            level=level, tolerance=tolerance))
+            except ValueError as exc:
+                raise fail(f"--pair {a},{b}: {exc}") from None
     except UnknownScoreSource as exc:
         raise fail(f"--scores must be {exc.choices}, got {scores!r}") from None
     except ValueError as exc:
@@ -177,11 +231,16 @@ def generators(
         fitted = {} if cal is None else {"calibrated": {
             "metrics": list(cal.metrics), "left_out": list(cal.left_out), "alpha": cal.alpha, "folds": folds,
             "prediction": cal.prediction, "note": note}}
-        typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict(), **fitted,
+        paired = {"paired": [d.to_dict() for d in diffs]} if diffs else {}
+        typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict(), **fitted, **paired,
+                               "notes": pair_notes(board),
                                **({"warning": size_note.strip()} if size_note else {})}, indent=2))
     else:
-        _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}, {level:.0%} CI, "
-                            f"{bootstrap} replicates)")
+        matched_says = ", matched clips" if matched else ""
+        _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}{matched_says}, "
+                            f"{level:.0%} CI, {bootstrap} replicates)")
+        if diffs:
+            _print_paired(diffs, level)
         if note:
             console.print(note, highlight=False, markup=False)
         if size_note:

@@ -44,9 +44,11 @@ from robojudge.report._leaderboard import (
     Feature,
     calibrated_scores,
     generator_board,
+    generator_pair,
     label_scores,
     leaderboard_markdown,
     metric_columns,
+    pair_notes,
     write_leaderboard,
 )
 from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
@@ -120,6 +122,7 @@ __all__ = [
     "fps_judge_name",
     "frontier_table",
     "generator_board",
+    "generator_pair",
     "generator_groups",
     "group_by_field",
     "judge_coverage",
@@ -137,6 +140,7 @@ __all__ = [
     "latex_escape",
     "md_escape",
     "leaderboard_markdown",
+    "pair_notes",
     "load_run_results",
     "mixed_libraries",
     "mixed_library_note",

@@ -481,8 +481,8 @@ def _remove(files: Staged, gone: Path) -> bool:
 REPORT_TABLES = frozenset({
     "configurations", "consistency_motion", "failed_everywhere", "fps_ablation", "judge_confusion",
     "judge_coverage", "judge_self_consistency", "judge_statistics", "judges", "kiva", "leaderboard",
-    "libraries", "low_motion", "metric_agreement", "metric_correlations", "networks", "robophys",
-    "robophys_coverage", "sample_size", "set_level", "sizes", "summary", "threshold_sensitivity",
+    "leaderboard_pairs", "libraries", "low_motion", "metric_agreement", "metric_correlations", "networks",
+    "robophys", "robophys_coverage", "sample_size", "set_level", "sizes", "summary", "threshold_sensitivity",
 })
 _PER_GENERATOR = re.compile(r"(acceleration|retention)_[A-Za-z0-9_-]+")
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from robojudge import PAPER_REPLICATES
-from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, kendall_interval
+from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, Leaderboard, kendall_interval
 from robojudge.report import _plots
 from robojudge.report._judges import (
     JUDGE_COLUMNS,
@@ -28,6 +28,7 @@ from robojudge.report._leaderboard import (
     generator_board,
     label_scores,
     lone_sentences,
+    pair_notes,
     small_standing,
     strata_of,
     withheld_notes,
@@ -318,7 +319,8 @@ def generators_section(inp: ReportInput) -> Section:
     table = Table("leaderboard", f"Generators by {_TITLES[board.sort_by]}", cols,
                   note=" ".join([*withheld_notes((f"{e.generator} {_TITLES[t]}", e.standings[t].score)
                                                  for e in board.entries for t in board.targets),
-                                 *lone_sentences(board.n_lone_clusters, board.n_clusters)]))
+                                 *lone_sentences(board.n_lone_clusters, board.n_clusters),
+                                 *pair_notes(board)]))
     for e in board.entries:
         s = e.standings[board.sort_by]
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"
@@ -330,6 +332,8 @@ def generators_section(inp: ReportInput) -> Section:
     for k in range(2, 2 + len(board.targets)):
         table.mark_best(k, higher=True)
     sec.tables.append(table)
+    if board.pairs():
+        sec.tables.append(_pairs_table(board))
     if set(AXES) <= set(board.axes):
         pts = {}
         for e in board.entries:
@@ -339,3 +343,18 @@ def generators_section(inp: ReportInput) -> Section:
         sec.plots.append(_plots.generator_plane(pts))
     return sec
 
+
+def _pairs_table(board: Leaderboard) -> Table:
+    """Every pair of generators ranked on a target: P(a > b) and the clips the two share (the Overall:
+    the fewer of the axes')."""
+    cover = {(c.axis, c.a, c.b): c for c in board.coverage}
+    table = Table("leaderboard_pairs", "Pairs of generators", ["target", "a", "b", "P(a > b)", "shared clips",
+                                                              "clips of a", "clips of b"],
+                  note="P(a > b): share of replicates in which a scores higher (ties count one half), the "
+                       "same clip draws for every generator.")
+    for t, a, b, p in board.pairs():
+        cs = [cover[x, a, b] for x in (board.axes if t == OVERALL else (t,)) if (x, a, b) in cover]
+        counts = [text(min(getattr(c, k) for c in cs)) if cs else text("") for k in ("shared", "clips_a",
+                                                                                      "clips_b")]
+        table.add([text(_TITLES[t]), text(a), text(b), Cell(p, digits=2), *counts])
+    return table

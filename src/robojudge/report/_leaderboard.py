@@ -27,10 +27,13 @@ from robojudge.meta import (
     Estimate,
     Leaderboard,
     LeaderboardEntry,
+    PairedDifference,
+    coverage_notes,
     cross_validate_ordinal,
     generator_leaderboard,
     grouped_folds,
     lone_clusters_note,
+    paired_difference,
 )
 from robojudge.meta._agreement import FloatArray
 from robojudge.metric_info import NOT_VIDEO_QUALITY
@@ -359,17 +362,54 @@ def small_standing(entry: LeaderboardEntry, target: str) -> bool:
 
 def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, bootstrap: int = 2000,
                     seed: int | None = DEFAULT_SEED, level: float = 0.95,
-                    sort_by: str = OVERALL, tolerance: float = 0.0) -> Leaderboard:
+                    sort_by: str = OVERALL, tolerance: float = 0.0, matched: bool = False) -> Leaderboard:
     """The generator leaderboard of ``scores`` (per axis, aligned with ``items``).
 
     Clusters are clip ids and strata are sources; items without a generator are one more group,
     ``"(unset)"`` (kept apart from a generator of that name: :func:`robojudge.report._unset.unset_name`).
     ``tolerance``: means closer than this tie (:data:`CALIBRATED_TOLERANCE` for the calibrated judge's).
+    ``matched``: rank on the clips every ranked generator has, each generator by the mean of its clip
+    means (:func:`robojudge.meta.generator_leaderboard`).
     """
     generators = generator_groups(items)
     return generator_leaderboard(scores, generators, clusters_of(items), strata_of(items),
                                  bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by,
-                                 tolerance=tolerance)
+                                 tolerance=tolerance, matched=matched)
+
+
+def generator_pair(items: Sequence[Item], scores: dict[str, FloatArray], a: str, b: str, *,
+                   bootstrap: int = 2000, seed: int | None = DEFAULT_SEED, level: float = 0.95,
+                   tolerance: float = 0.0) -> PairedDifference:
+    """Generator ``a`` minus generator ``b`` on the clips both were scored on, paired by clip id, with a
+    paired cluster-bootstrap interval (:func:`robojudge.meta.paired_difference`). Items without a
+    generator are the group ``"(unset)"``, as on the leaderboard."""
+    return paired_difference(scores, generator_groups(items), a, b, clusters_of(items), strata_of(items),
+                             bootstrap=bootstrap, seed=seed, level=level, tolerance=tolerance)
+
+
+#: Under a leaderboard whose generators were scored on different clips: how to compare them alike.
+MATCHED_HINT = ("`robojudge leaderboard generators --matched` ranks on the clips every generator has (each "
+                "clip weighing alike), and `--pair A,B` gives the paired difference of two generators on the "
+                "clips they share.")
+#: Under a leaderboard where two generators share no clip (no clip ids, or ids spelled differently).
+CLIP_ID_HINT = ("Items of two generators pair only through a shared clip_id: give the rollouts of one "
+                "episode the same clip_id in the manifest to compare the generators clip by clip.")
+
+
+def pair_notes(board: Leaderboard, *, hints: bool = True) -> list[str]:
+    """The sentences on the clips behind the board's comparisons (:func:`robojudge.meta.coverage_notes`):
+    with ``matched``, which clips the means are over; else a warning per pair scored on different clips
+    or rollout counts and, with ``hints``, how to compare them alike (:data:`MATCHED_HINT`,
+    :data:`CLIP_ID_HINT` where a pair shares no clip)."""
+    said = coverage_notes(board)
+    if board.matched:
+        return [f"{s}." for s in said]
+    out = [f"Warning: {s}." for s in said]
+    if out and hints:
+        out.append(MATCHED_HINT)
+        if any(c.shared == 0 for c in board.unmatched()):
+            out.append(CLIP_ID_HINT)
+    return out
 
 
 # --- writing -----------------------------------------------------------------------------------------
@@ -417,14 +457,14 @@ def standing_mark(entry: LeaderboardEntry, target: str) -> str:
 
 
 def board_notes(board: Leaderboard) -> list[str]:
-    """The Markdown key to the double dagger where a standing shows it, and why standings with a mean
-    show no interval (:func:`withheld_notes`)."""
+    """The Markdown key to the double dagger where a standing shows it, why standings with a mean
+    show no interval (:func:`withheld_notes`), and the clips behind the comparisons (:func:`pair_notes`)."""
     approx = any(approximate_standing(e, t) for e in board.entries for t in board.targets)
     # Markdown only: a generator's name is the user's, so escaped.
     cells = ((f"{md_escape(e.generator)} {target_title(t)}", e.standings[t].score) for e in board.entries
              for t in board.targets)
-    return ([APPROX_NOTE] if approx else []) + withheld_notes(cells) + lone_sentences(board.n_lone_clusters,
-                                                                                     board.n_clusters)
+    return ([APPROX_NOTE] if approx else []) + withheld_notes(cells) + lone_sentences(
+        board.n_lone_clusters, board.n_clusters) + [md_prose(s) for s in pair_notes(board)]
 
 
 def approximate_standing(entry: LeaderboardEntry, target: str) -> bool:
@@ -483,12 +523,21 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
     for p in board.adjacent:
         pair = f"{md_escape(p.upper)} | {md_escape(p.lower)}"
         lines.append(f"| {target_title(p.target)} | {pair} | {format_number(p.prob, 2)} |")
+    pairs = board.pairs()
+    if len(pairs) > len(board.adjacent):  # (three generators or more: pairs that are not neighbours)
+        lines += ["", "## All pairs", "", "P(a > b) for every pair ranked on a target (also in "
+                  "`leaderboard_pairs.csv`).", "", "| target | a | b | P(a > b) |",
+                  "| --- | --- | --- | ---: |"]
+        lines += [f"| {target_title(t)} | {md_escape(a)} | {md_escape(b)} | {format_number(p, 2)} |"
+                  for t, a, b, p in pairs]
     return "\n".join(lines) + "\n"
 
 
 def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "Generator leaderboard",
                       named: bool = True, note: str = "") -> list[Path]:
-    """Write ``leaderboard.md`` and ``leaderboard.csv`` (one row per generator) to ``out_dir``.
+    """Write ``leaderboard.md``, ``leaderboard.csv`` (one row per generator) and ``leaderboard_pairs.csv``
+    (one row per pair of generators ranked on a target: P(a > b) and the clips each was scored on) to
+    ``out_dir``.
 
     ``note``: what the scores were computed from (:func:`calibration_note`), written under the Markdown
     table and, so that the CSV read alone still says it, as its last column ``scores_from``.
@@ -516,7 +565,21 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
                             s.rank_low or None, s.rank_high or None, small_standing(e, t)]
                 row += [note] if note else []
                 w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
+        with files.open(out / "leaderboard_pairs.csv", newline="") as f:
+            write_pairs_csv(board, SafeCsvWriter(f))
         files.write_text(out / "leaderboard.md", leaderboard_markdown(board, title=title, note=note))
-    return [out / "leaderboard.md", out / "leaderboard.csv"]
+    return [out / "leaderboard.md", out / "leaderboard.csv", out / "leaderboard_pairs.csv"]
+
+
+def write_pairs_csv(board: Leaderboard, w: SafeCsvWriter) -> None:
+    """Rows ``target, a, b, p_a_over_b, clips_a, clips_b, shared_clips, matched``: every pair ranked on a
+    target (:meth:`~robojudge.meta.Leaderboard.pairs`), with the clips each was scored on (the Overall:
+    the fewer of the axes'; ``matched``: same clips, rollouts in proportion, on every axis)."""
+    cover = {(c.axis, c.a, c.b): c for c in board.coverage}
+    w.writerow(["target", "a", "b", "p_a_over_b", "clips_a", "clips_b", "shared_clips", "matched"])
+    for t, a, b, p in board.pairs():
+        cs = [cover[x, a, b] for x in (board.axes if t == OVERALL else (t,)) if (x, a, b) in cover]
+        counts = [min(getattr(c, k) for c in cs) if cs else "" for k in ("clips_a", "clips_b", "shared")]
+        w.writerow([t, a, b, "" if math.isnan(p) else p, *counts, all(c.matched for c in cs) if cs else ""])
 
 

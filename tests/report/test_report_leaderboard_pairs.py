@@ -1,0 +1,118 @@
+"""`leaderboard generators` and the report's leaderboard on generators scored on different clips: the
+warning, --matched, --pair and every pair's P(a > b) (audit abcompare F1, F2, F4, F6)."""
+
+import csv
+import json
+
+import numpy as np
+from _report_data import stored_suite
+from typer.testing import CliRunner
+
+from robojudge.cli._leaderboard import app
+from robojudge.report import ReportInput, generator_board, label_scores, write_leaderboard
+from robojudge.report._label_sections import generators_section
+from robojudge.store import ResultRow
+from robojudge.suite import Item
+
+_RNG = np.random.default_rng(1)
+BASE = _RNG.integers(1, 5, size=30)
+
+
+def _items(mode):
+    """``disjoint``: old on clips 0-19, new on 10-29 (20-29 easy), alike on the 10 shared clips;
+    ``noclip``: both on every clip, new one better on every third, and no clip_id."""
+    items = []
+    if mode == "disjoint":
+        base = BASE.copy()
+        base[20:] = 5
+        for gen, clips in (("old", range(20)), ("new", range(10, 30))):
+            items += [Item(item_id=f"ep{c:02d}-{gen}", video="v.mp4", clip_id=f"ep{c:02d}", source="s",
+                           generator=gen, labels={"pa": int(base[c]), "ia": int(base[c])}) for c in clips]
+    else:
+        for c in range(30):
+            for gen, up in (("old", 0), ("new", int(c % 3 == 0))):
+                items.append(Item(item_id=f"ep{c:02d}-{gen}", video="v.mp4", source="s", generator=gen,
+                                  labels={"pa": int(BASE[c]) + up, "ia": int(BASE[c]) + up}))
+    return items
+
+
+def _stored(tmp_path, mode):
+    items = _items(mode)
+    rows = [ResultRow(item_id=it.item_id, metric="smooth", config_hash="h", version="1", status="ok",
+                      value=1.0) for it in items]
+    return stored_suite(tmp_path, items, rows)
+
+
+def test_cli_warns_of_generators_on_different_clips_and_matched_ranks_them_alike(tmp_path):
+    manifest, db = _stored(tmp_path, "disjoint")
+    runner = CliRunner()
+    res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "200",
+                              "--out", str(tmp_path / "lb")], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "Warning: new and old share 10 of 30 clips: their means are over different items." in said
+    assert "--matched" in said
+    md = " ".join((tmp_path / "lb" / "leaderboard.md").read_text().split())
+    assert "Warning: new and old share 10 of 30 clips" in md
+    with (tmp_path / "lb" / "leaderboard_pairs.csv").open() as f:
+        pairs = list(csv.DictReader(f))
+    assert {(r["target"], r["a"], r["b"], r["shared_clips"], r["clips_a"], r["matched"]) for r in pairs} == {
+        (t, "new", "old", "10", "20", "False") for t in ("pa", "ia", "overall")}
+
+    res = runner.invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "200", "--matched",
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["matched"] and data["matched_clips"] == {"pa": 10, "ia": 10}
+    ranks = [e["targets"]["overall"]["rank"] for e in data["entries"]]
+    assert ranks == [1, 1]  # alike on the shared clips: a tie
+    scores = {e["targets"]["overall"]["score"] for e in data["entries"]}
+    assert len(scores) == 1 and abs(scores.pop() - BASE[10:20].mean()) < 1e-9
+    assert data["notes"][0].startswith("Matched: each generator's mean is the mean of its clip means")
+
+
+def test_cli_pair_gives_the_paired_difference_and_json_every_pair(tmp_path):
+    manifest, db = _stored(tmp_path, "disjoint")
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "200", "--json",
+                                   "--pair", "new,old"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    (paired,) = data["paired"]
+    overall = paired["targets"]["overall"]
+    assert (paired["a"], paired["b"], overall["difference"], overall["clips"], overall["prob"]) == (
+        "new", "old", 0.0, 10, 0.5)
+    assert {"target": "overall", "a": "new", "b": "old", "prob": 1.0} in data["pairs"]
+    assert data["coverage"][0]["shared"] == 10
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--pair", "new,nobody"])
+    assert res.exit_code == 2 and "no generator 'nobody'" in res.output and "new, old" in res.output
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--pair", "new"])
+    assert res.exit_code == 2 and "A,B" in res.output
+
+
+def test_no_shared_clip_id_is_named_with_how_to_pair(tmp_path):
+    manifest, db = _stored(tmp_path, "noclip")
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "200",
+                                   "--pair", "new,old"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert ("Warning: new and old share none of their 60 clips, so they are compared as independent samples "
+            "(unpaired).") in said
+    assert "same clip_id" in said
+    assert "new and old share no scored clip, so there is no paired difference" in said
+
+
+def test_report_section_warns_and_lists_every_pair(tmp_path):
+    items = _items("disjoint")
+    sec = generators_section(ReportInput([], items, lambda m: True, bootstrap=100))
+    board, pairs = sec.tables
+    assert "Warning: new and old share 10 of 30 clips" in board.note
+    assert [(r[0].text, r[1].text, r[2].text, r[4].text) for r in pairs.rows] == [
+        (t, "new", "old", "10") for t in ("PA", "IA", "Overall")]
+
+
+def test_matched_files_say_so(tmp_path):
+    items = _items("disjoint")
+    board = generator_board(items, label_scores(items), bootstrap=100, matched=True)
+    write_leaderboard(board, tmp_path)
+    md = " ".join((tmp_path / "leaderboard.md").read_text().split())
+    assert "Matched: each generator's mean is the mean of its clip means" in md and "Warning" not in md
