@@ -116,3 +116,56 @@ def test_matched_files_say_so(tmp_path):
     write_leaderboard(board, tmp_path)
     md = " ".join((tmp_path / "leaderboard.md").read_text().split())
     assert "Matched: each generator's mean is the mean of its clip means" in md and "Warning" not in md
+
+
+def _metric_store(tmp_path, metric):
+    """Both generators on 30 clips; new's value is old's + 0.02 + N(0, 0.005) on every clip (old ~
+    U(0.3, 0.9), as the audit's imported metric)."""
+    rng = np.random.default_rng(5)
+    items, rows = [], []
+    for c in range(30):
+        v = rng.uniform(0.3, 0.9)
+        for gen, value in (("old", v), ("new", v + 0.02 + rng.normal(0, 0.005))):
+            iid = f"ep{c:02d}-{gen}"
+            items.append(Item(item_id=iid, video="v.mp4", clip_id=f"ep{c:02d}", source="s", generator=gen))
+            rows.append(ResultRow(item_id=iid, metric=metric, config_hash="h", version="1", status="ok",
+                                  value=value))
+    return stored_suite(tmp_path, items, rows)
+
+
+def test_a_stored_metric_ranks_generators_by_its_direction_with_a_paired_difference(tmp_path):
+    # Higher is better: new ahead; the marginal intervals overlap, the paired difference does not reach 0.
+    manifest, db = _metric_store(tmp_path, "uniform_random")
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--scores",
+                                   "metric:uniform_random", "--bootstrap", "500", "--json",
+                                   "--pair", "new,old"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["higher_is_better"] and [e["generator"] for e in data["entries"]] == ["new", "old"]
+    diff = data["paired"][0]["targets"]["overall"]
+    assert diff["low"] < diff["difference"] < diff["high"] and abs(diff["difference"] - 0.02) < 0.003
+    assert 0 < diff["low"] < 0.02 < diff["high"]
+    assert diff["prob"] == 1.0 and diff["clips"] == 30
+    new, old = (e["targets"]["overall"] for e in data["entries"])
+    assert new["low"] < old["high"]  # (the per-generator intervals alone would not tell them apart)
+
+
+def test_a_lower_is_better_metric_ranks_the_lower_mean_first(tmp_path):
+    manifest, db = _metric_store(tmp_path, "pixel_frame_consistency")
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--scores",
+                                   "metric:pixel_frame_consistency", "--bootstrap", "500", "--json",
+                                   "--pair", "new,old"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert not data["higher_is_better"]
+    assert [e["generator"] for e in data["entries"]] == ["old", "new"]  # old is 0.02 lower: better
+    old, new = (e["targets"]["overall"] for e in data["entries"])
+    assert old["score"] < new["score"] and old["low"] <= old["score"] <= old["high"]
+    diff = data["paired"][0]["targets"]["overall"]
+    assert abs(diff["difference"] - 0.02) < 0.003 and diff["prob"] == 0.0  # new - old, and new is worse
+    assert 0 < diff["low"] < diff["high"]
+    assert {"target": "overall", "a": "old", "b": "new", "prob": 1.0} in data["pairs"]
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--scores",
+                                   "metric:pixel_frame_consistency", "--bootstrap", "100"],
+                             env={"COLUMNS": "200"})
+    assert "Lower is better: the lowest mean ranks first" in " ".join(res.output.split())

@@ -41,7 +41,7 @@ def test_unknown_source_lists_every_choice(bad: str) -> None:
     assert repr(bad) in message
     for source in SCORE_SOURCES.values():
         assert source.spelling in message
-    assert info.value.choices == "labels, calibrated or judge:NAME"
+    assert info.value.choices == "labels, calibrated, judge:NAME or metric:ID"
 
 
 def test_a_known_source_that_cannot_score_is_a_plain_value_error() -> None:

@@ -44,11 +44,13 @@ from robojudge.report import (
     mixed_size_note,
     mixed_sizes,
     pair_notes,
+    score_direction,
     write_judges,
     write_leaderboard,
 )
 from robojudge.report._judges import JUDGE_COLUMNS, chance_row, judge_mark, judge_notes, judges_table_note
 from robojudge.report._leaderboard import (
+    LOWER_NOTE,
     approximate_standing,
     calibrated_scores,
     calibration_note,
@@ -56,6 +58,7 @@ from robojudge.report._leaderboard import (
     lone_sentences,
     small_standing,
     standing_mark,
+    target_title,
 )
 from robojudge.report._tables import APPROX_NOTE, small_note
 from robojudge.report._unset import generator_groups, generator_of, unset_note
@@ -82,7 +85,7 @@ def _est(e: Estimate, digits: int = 2) -> str:
 
 
 def _title(target: str) -> str:
-    return "Overall" if target == OVERALL else target.upper()
+    return target_title(target)
 
 
 def _print_board(board: Leaderboard, heading: str) -> None:
@@ -109,6 +112,8 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         console.print(line, highlight=False, markup=False)
     if board.tolerance:
         console.print(f"means closer than {board.tolerance:g} tie", highlight=False, markup=False)
+    if not board.higher_is_better:
+        console.print(LOWER_NOTE, highlight=False, markup=False)
     for line in pair_notes(board):  # generators scored on different clips, or the matched mode's clips
         style = "yellow" if line.startswith("Warning:") else None
         console.print(line, style=style, highlight=False, markup=False)
@@ -161,8 +166,9 @@ def generators(
                                  "store, and the manifests in it or scored into it)."),
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
     scores: str = typer.Option("labels", "--scores",
-                               help="labels, judge:NAME (a stored VLM judge) or calibrated"
-                               " (the metric-calibrated judge)."),
+                               help="labels, judge:NAME (a stored VLM judge), calibrated"
+                               " (the metric-calibrated judge) or metric:ID (a stored metric, ranked by its"
+                               " direction)."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and folds."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
@@ -206,13 +212,14 @@ def generators(
             per_axis = leaderboard_scores(scores, rows, items, direction, n_folds=folds, alpha=alpha,
                                           seed=seed, prediction=predict)
         tolerance = CALIBRATED_TOLERANCE if scores == "calibrated" else 0.0  # (its fit's last digits)
+        higher = score_direction(scores, per_axis, direction)  # (a metric where lower is better: False)
         board = generator_board(items, per_axis, bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by,
-                                tolerance=tolerance, matched=matched)
+                                tolerance=tolerance, matched=matched, higher_is_better=higher)
         diffs = []
         for a, b in pairs:
             try:
                 diffs.append(generator_pair(items, per_axis, a, b, bootstrap=bootstrap, seed=seed,
-                                            level=level, tolerance=tolerance))
+                                            level=level, tolerance=tolerance, higher_is_better=higher))
             except ValueError as exc:
                 raise fail(f"--pair {a},{b}: {exc}") from None
     except UnknownScoreSource as exc:

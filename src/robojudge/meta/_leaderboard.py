@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -107,6 +107,15 @@ class Leaderboard:
         n_lone_clusters: Clips alone in their stratum (source) while others share theirs
             (:attr:`~robojudge.meta.ClusterBootstrap.n_lone_clusters`): the intervals are narrower than
             they should be (:func:`~robojudge.meta.lone_clusters_note`).
+        coverage: Per axis, every pair of generators with scores on it (in leaderboard order): the
+            clips each was scored on and how many they share (:class:`PairCoverage`), of the data as
+            given (before ``matched`` leaves clips out).
+        matched: The means are means of clip means over the clips every ranked generator has
+            (:func:`generator_leaderboard`'s ``matched``).
+        matched_clips: With ``matched``, the shared clips per axis.
+        higher_is_better: False for scores where lower is better (a metric such as an error): the best
+            generator has the lowest mean, and ``outrank`` and the adjacent pairs' ``prob`` count the
+            lower mean as the better one.
     """
 
     axes: tuple[str, ...]
@@ -124,6 +133,7 @@ class Leaderboard:
     coverage: tuple[PairCoverage, ...] = ()
     matched: bool = False
     matched_clips: dict[str, int] = field(default_factory=dict)
+    higher_is_better: bool = True
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -160,6 +170,7 @@ class Leaderboard:
 
         return {
             "axes": list(self.axes), "sort_by": self.sort_by, "tolerance": self.tolerance,
+            "higher_is_better": self.higher_is_better,
             "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
                           "clusters": self.n_clusters, "strata": self.n_strata,
                           "lone_clusters": self.n_lone_clusters},
@@ -196,7 +207,7 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
                           clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
                           bootstrap: int = 2000, seed: int | None = DEFAULT_SEED, level: float = 0.95,
                           sort_by: str = OVERALL, tolerance: float = 0.0,
-                          matched: bool = False) -> Leaderboard:
+                          matched: bool = False, higher_is_better: bool = True) -> Leaderboard:
     """Rank generators by their mean score per axis and by the Overall, with bootstrap uncertainty.
 
     Args:
@@ -216,6 +227,8 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
             is then the mean of its clip means over those clips (each clip weighs alike, however many
             rollouts it has), and its other items are left out. False: the mean of all its scored items
             (Table 8), whatever clips they come from (:attr:`Leaderboard.coverage` says where those differ).
+        higher_is_better: False: a lower mean ranks higher (scores such as a stored metric where lower
+            is better); the means and intervals are as the scores are.
 
     Returns:
         A :class:`Leaderboard`. A generator with no scored item on an axis has a NaN mean there and
@@ -230,6 +243,9 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     if not (math.isfinite(tolerance) and tolerance >= 0):
         raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     values = np.stack([as_float_vector(scores[a], f"scores[{a}]") for a in axes], axis=1)  # (n, A)
+    # Ranked as higher-is-better throughout; the means are turned back before they are reported.
+    sign = 1.0 if higher_is_better else -1.0
+    values = sign * values
     n = values.shape[0]
     gen_arr = np.asarray(generators, dtype=object)
     if gen_arr.shape != (n,):
@@ -304,8 +320,10 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     order = _order(point_rank[:, targets.index(sort_by)], names)
     entries = []
     for g in order:
-        standings = {t: Standing(Estimate(float(point[g, ti]), float(low[g, ti]), float(high[g, ti]),
-                                          float(se[g, ti]), why[g, ti], used[g, ti]),
+        score = [_as_scored(Estimate(float(point[g, ti]), float(low[g, ti]), float(high[g, ti]),
+                                     float(se[g, ti]), why[g, ti], used[g, ti]), sign)
+                 for ti in range(t_count)]
+        standings = {t: Standing(score[ti],
                                  int(point_rank[g, ti]) if ranked[g, ti] else None, float(prob[g, ti]),
                                  int(rank_low[g, ti]), int(rank_high[g, ti]))
                      for ti, t in enumerate(targets)}
@@ -327,7 +345,15 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
                          for h in scored[k + 1:]]
     return Leaderboard(axes, sort_by, tuple(entries), tuple(adjacent), bootstrap, seed, level,
                        boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out, tolerance,
-                       boot.n_lone_clusters if boot else 0, tuple(coverage), matched, matched_clips)
+                       boot.n_lone_clusters if boot else 0, tuple(coverage), matched, matched_clips,
+                       higher_is_better)
+
+
+def _as_scored(e: Estimate, sign: float) -> Estimate:
+    """An estimate of means ranked as ``sign`` times the scores, turned back into the scores' own units."""
+    if sign > 0:
+        return e
+    return replace(e, value=-e.value, low=-e.high, high=-e.low)
 
 
 def coverage_notes(board: Leaderboard) -> list[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -48,13 +48,15 @@ class PairedDifference:
         difference: Per target, the mean over the shared clips of ``a``'s clip mean minus ``b``'s, with
             its paired cluster-bootstrap interval (none, with the reason, where the bootstrap cannot
             give one, and a NaN value where the two share no clip).
-        prob: Per target, the share of replicates in which ``a`` scores above ``b`` (ties count one
-            half); NaN without an interval.
+        prob: Per target, the share of replicates in which ``a`` scores better than ``b`` (above it; below
+            it where ``higher_is_better`` is False), ties counting one half; NaN without an interval.
         n_clips: Per target, the shared clips the difference is over (Overall: the fewer of the axes').
         coverage: Per axis, the clips each was scored on (:class:`PairCoverage`).
         n_replicates: Bootstrap replicates (0: none).
         seed: Seed of the draws.
         level: Coverage of the intervals.
+        higher_is_better: Whether a higher score is the better (the difference is in the scores' own
+            units either way).
     """
 
     a: str
@@ -67,6 +69,7 @@ class PairedDifference:
     n_replicates: int
     seed: int | None
     level: float
+    higher_is_better: bool = True
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -78,8 +81,8 @@ class PairedDifference:
         def num(v: float) -> float | None:
             return None if math.isnan(v) else v
 
-        return {"a": self.a, "b": self.b, "bootstrap": {"replicates": self.n_replicates, "seed": self.seed,
-                                                        "level": self.level},
+        return {"a": self.a, "b": self.b, "higher_is_better": self.higher_is_better,
+                "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level},
                 "targets": {t: {"difference": num(d.value), "low": num(d.low), "high": num(d.high),
                                 "se": num(d.se), "why": d.why, "prob": num(self.prob[t]),
                                 "clips": self.n_clips[t]} for t, d in self.difference.items()},
@@ -89,12 +92,11 @@ class PairedDifference:
 def paired_difference(scores: Mapping[str, npt.ArrayLike], generators: Sequence[str], a: str, b: str,
                       clusters: npt.ArrayLike | None = None, strata: npt.ArrayLike | None = None,
                       bootstrap: int = 2000, seed: int | None = DEFAULT_SEED, level: float = 0.95,
-                      tolerance: float = 0.0) -> PairedDifference:
+                      tolerance: float = 0.0, higher_is_better: bool = True) -> PairedDifference:
     """Generator ``a`` minus generator ``b`` on the clips both were scored on, per axis and Overall.
 
     Args:
-        scores: ``scores[axis]`` is the score of each item on ``axis`` (NaN = not scored), higher
-            better (negate a lower-is-better metric first).
+        scores: ``scores[axis]`` is the score of each item on ``axis`` (NaN = not scored).
         generators: Generator name per item.
         a: The generator whose mean comes first.
         b: The one subtracted.
@@ -105,6 +107,8 @@ def paired_difference(scores: Mapping[str, npt.ArrayLike], generators: Sequence[
         seed: Seed of the clip draws.
         level: Coverage of the intervals.
         tolerance: Differences within this (absolute) count as ties in ``prob``.
+        higher_is_better: False where a lower score is the better (``prob`` then counts ``a`` below
+            ``b``); the difference stays ``a - b`` in the scores' units.
 
     Returns:
         A :class:`PairedDifference`.
@@ -117,6 +121,8 @@ def paired_difference(scores: Mapping[str, npt.ArrayLike], generators: Sequence[
     if not axes:
         raise ValueError("need at least one axis")
     values = np.stack([as_float_vector(scores[x], f"scores[{x}]") for x in axes], axis=1)  # (n, A)
+    sign = 1.0 if higher_is_better else -1.0  # worked out as higher-is-better, turned back at the end
+    values = sign * values
     n = values.shape[0]
     gen = np.asarray([str(g) for g in generators], dtype=object)
     if gen.shape != (n,):
@@ -195,5 +201,7 @@ def paired_difference(scores: Mapping[str, npt.ArrayLike], generators: Sequence[
         used = list(useds)
     difference = {t: Estimate(float(point[i]), float(low[i]), float(high[i]), float(se[i]), why[i], used[i])
                   for i, t in enumerate(targets)}
+    if sign < 0:
+        difference = {t: replace(e, value=-e.value, low=-e.high, high=-e.low) for t, e in difference.items()}
     return PairedDifference(a, b, axes, difference, {t: float(prob[i]) for i, t in enumerate(targets)},
-                            n_clips, tuple(coverage), bootstrap, seed, level)
+                            n_clips, tuple(coverage), bootstrap, seed, level, higher_is_better)

@@ -58,6 +58,8 @@ from robojudge.report._score_sources import (
     ScoreSource,
     UnknownScoreSource,
     leaderboard_scores,
+    metric_scores,
+    score_direction,
 )
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._series import (
@@ -148,6 +150,8 @@ __all__ = [
     "mixed_sizes",
     "parse_libraries",
     "leaderboard_scores",
+    "metric_scores",
+    "score_direction",
     "metric_columns",
     "metric_series",
     "noted_manifest",

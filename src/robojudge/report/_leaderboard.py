@@ -362,31 +362,37 @@ def small_standing(entry: LeaderboardEntry, target: str) -> bool:
 
 def generator_board(items: Sequence[Item], scores: dict[str, FloatArray], *, bootstrap: int = 2000,
                     seed: int | None = DEFAULT_SEED, level: float = 0.95,
-                    sort_by: str = OVERALL, tolerance: float = 0.0, matched: bool = False) -> Leaderboard:
+                    sort_by: str = OVERALL, tolerance: float = 0.0, matched: bool = False,
+                    higher_is_better: bool = True) -> Leaderboard:
     """The generator leaderboard of ``scores`` (per axis, aligned with ``items``).
 
     Clusters are clip ids and strata are sources; items without a generator are one more group,
     ``"(unset)"`` (kept apart from a generator of that name: :func:`robojudge.report._unset.unset_name`).
     ``tolerance``: means closer than this tie (:data:`CALIBRATED_TOLERANCE` for the calibrated judge's).
     ``matched``: rank on the clips every ranked generator has, each generator by the mean of its clip
-    means (:func:`robojudge.meta.generator_leaderboard`).
+    means (:func:`robojudge.meta.generator_leaderboard`). ``higher_is_better``: False for scores where
+    lower is better (a stored metric's).
     """
     generators = generator_groups(items)
     return generator_leaderboard(scores, generators, clusters_of(items), strata_of(items),
                                  bootstrap=bootstrap, seed=seed, level=level, sort_by=sort_by,
-                                 tolerance=tolerance, matched=matched)
+                                 tolerance=tolerance, matched=matched, higher_is_better=higher_is_better)
 
 
 def generator_pair(items: Sequence[Item], scores: dict[str, FloatArray], a: str, b: str, *,
                    bootstrap: int = 2000, seed: int | None = DEFAULT_SEED, level: float = 0.95,
-                   tolerance: float = 0.0) -> PairedDifference:
+                   tolerance: float = 0.0, higher_is_better: bool = True) -> PairedDifference:
     """Generator ``a`` minus generator ``b`` on the clips both were scored on, paired by clip id, with a
     paired cluster-bootstrap interval (:func:`robojudge.meta.paired_difference`). Items without a
     generator are the group ``"(unset)"``, as on the leaderboard."""
     return paired_difference(scores, generator_groups(items), a, b, clusters_of(items), strata_of(items),
-                             bootstrap=bootstrap, seed=seed, level=level, tolerance=tolerance)
+                             bootstrap=bootstrap, seed=seed, level=level, tolerance=tolerance,
+                             higher_is_better=higher_is_better)
 
 
+#: Under a leaderboard of scores where lower is better (a stored metric's).
+LOWER_NOTE = ("Lower is better: the lowest mean ranks first, and every P(a > b) counts the lower score as "
+              "the better.")
 #: Under a leaderboard whose generators were scored on different clips: how to compare them alike.
 MATCHED_HINT = ("`robojudge leaderboard generators --matched` ranks on the clips every generator has (each "
                 "clip weighing alike), and `--pair A,B` gives the paired difference of two generators on the "
@@ -463,8 +469,9 @@ def board_notes(board: Leaderboard) -> list[str]:
     # Markdown only: a generator's name is the user's, so escaped.
     cells = ((f"{md_escape(e.generator)} {target_title(t)}", e.standings[t].score) for e in board.entries
              for t in board.targets)
+    lower = [LOWER_NOTE] if not board.higher_is_better else []
     return ([APPROX_NOTE] if approx else []) + withheld_notes(cells) + lone_sentences(
-        board.n_lone_clusters, board.n_clusters) + [md_prose(s) for s in pair_notes(board)]
+        board.n_lone_clusters, board.n_clusters) + [md_prose(s) for s in pair_notes(board)] + lower
 
 
 def approximate_standing(entry: LeaderboardEntry, target: str) -> bool:
@@ -480,7 +487,7 @@ def approximate_standing(entry: LeaderboardEntry, target: str) -> bool:
 
 def target_title(target: str) -> str:
     """How a target is named in tables: ``PA``, ``IA``, ``Overall``."""
-    return "Overall" if target == OVERALL else target.upper()
+    return "Overall" if target == OVERALL else target.upper() if target in AXES else target
 
 
 def _rank(rank: int | None) -> str:

@@ -16,11 +16,12 @@ import numpy as np
 from robojudge import DEFAULT_SEED
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._judges import judge_scores
-from robojudge.report._leaderboard import Direction, calibrated_scores, label_scores
+from robojudge.report._leaderboard import Direction, calibrated_scores, label_scores, metric_columns
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 
-__all__ = ["SCORE_SOURCES", "ScoreRequest", "ScoreSource", "UnknownScoreSource", "leaderboard_scores"]
+__all__ = ["SCORE_SOURCES", "ScoreRequest", "ScoreSource", "UnknownScoreSource", "leaderboard_scores",
+           "metric_scores", "score_direction"]
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,8 @@ class ScoreRequest:
 
 @dataclass(frozen=True)
 class ScoreSource:
-    """One way to score items: ``compute`` gives ``{"pa": ..., "ia": ...}`` aligned with the items.
+    """One way to score items: ``compute`` gives ``{"pa": ..., "ia": ...}`` (a metric: ``{id: ...}``) aligned
+    with the items.
 
     Attributes:
         spelling: How a user writes it (``labels``, ``judge:NAME``).
@@ -69,12 +71,58 @@ def _labels(req: ScoreRequest) -> dict[str, FloatArray]:
     return scores
 
 
+def metric_scores(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_better: Direction,
+                  metric: str) -> dict[str, FloatArray]:
+    """One stored metric's values on ``items`` as the one column ``{metric id: values}`` (NaN where an item
+    has none), as stored: the caller ranks by the metric's direction.
+
+    ``metric`` is a metric id stored under one configuration and version, or the label of one of its
+    series (``pixel_frame_consistency [v4]``, as ``robojudge results status`` and the report name them).
+
+    Raises:
+        ValueError: No stored values of ``metric`` on the items, or several series of it (naming them).
+    """
+    columns = metric_columns(rows, items, higher_is_better)
+    chosen = [f for f in columns if f.label == metric] or [f for f in columns if f.metric == metric]
+    if not chosen:
+        stored = ", ".join(sorted({f.label for f in columns})) or "none"
+        raise ValueError(f"no stored values of metric {metric!r} on the suite's items (stored metrics: "
+                         f"{stored}); score it first (`robojudge score -m {metric}`), or import its values "
+                         "(`robojudge results import`)")
+    if len(chosen) > 1:
+        raise ValueError(f"metric {metric!r} is stored as {len(chosen)} series, which are never merged: "
+                         f"{', '.join(f.label for f in chosen)}; name one by its label, e.g. "
+                         f"'metric:{chosen[0].label}'")
+    return {chosen[0].metric: chosen[0].values}
+
+
 SCORE_SOURCES: Mapping[str, ScoreSource] = MappingProxyType({
     "labels": ScoreSource("labels", False, _labels),
     "calibrated": ScoreSource("calibrated", False, _calibrated),
     "judge": ScoreSource("judge:NAME", True, lambda req: judge_scores(req.rows, req.items, req.argument)),
+    "metric": ScoreSource("metric:ID", True,
+                          lambda req: metric_scores(req.rows, req.items, req.higher_is_better, req.argument)),
 })
-"""The score sources by name: the suite's labels, the metric-calibrated judge, a stored VLM judge."""
+"""The score sources by name: the suite's labels, the metric-calibrated judge, a stored VLM judge, a stored
+metric (one column, as stored: ranked by its direction, :func:`score_direction`)."""
+
+
+def score_direction(source: str, scores: Mapping[str, FloatArray], higher_is_better: Direction) -> bool:
+    """Whether a higher score from ``source`` is the better: True for labels and judges; for
+    ``metric:ID``, the metric's direction.
+
+    Raises:
+        ValueError: The metric's direction is not known (a metric no longer installed).
+    """
+    if not source.startswith("metric:"):
+        return True
+    metric = next(iter(scores))
+    try:
+        return higher_is_better(metric)
+    except KeyError:
+        raise ValueError(f"the direction of metric {metric!r} is not known (it is not in this robojudge's "
+                         "registry), so its generators cannot be ranked; install the plugin that "
+                         "declares it") from None
 
 
 class UnknownScoreSource(ValueError):
@@ -87,7 +135,7 @@ class UnknownScoreSource(ValueError):
 
 
 def choices_text() -> str:
-    """``labels, calibrated or judge:NAME``: every source as a user writes it."""
+    """``labels, calibrated, judge:NAME or metric:ID``: every source as a user writes it."""
     spelled = [s.spelling for s in SCORE_SOURCES.values()]
     return f"{', '.join(spelled[:-1])} or {spelled[-1]}" if len(spelled) > 1 else spelled[0]
 
@@ -103,7 +151,8 @@ def leaderboard_scores(
     seed: int = DEFAULT_SEED,
     prediction: str = "expected",
 ) -> dict[str, FloatArray]:
-    """Per-item PA and IA scores from ``source`` (``labels``, ``calibrated`` or ``judge:NAME``).
+    """Per-item PA and IA scores from ``source`` (``labels``, ``calibrated`` or ``judge:NAME``), or one
+    stored metric's column (``metric:ID``: :func:`metric_scores`).
 
     Raises:
         UnknownScoreSource: ``source`` names no source, or lacks or has an argument it should not.
