@@ -340,7 +340,9 @@ def test_the_command_prints_the_summary_and_writes_the_picks(tmp_path: Path) -> 
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())  # as printed, whatever the width it was wrapped at
     assert "6 groups, 3 compared on overall labels" in text
-    assert "regret" in text and "0.667 [" in text
+    # G1 and G2 lie in clip c1, G3 in c2: a bootstrap over two clips gives no interval.
+    assert "regret" in text and "0.667 " in text and "0.667 [" not in text
+    assert "no intervals: the compared groups lie in 2 clips, and a bootstrap needs at least 3" in text
     assert ("Picks per generator: wm-a 4, wm-b 1; of these, made by the tie rule (smallest item id): "
             "wm-a 1.") in text
     assert out.exists() and len(out.read_text().splitlines()) == 1 + 6

@@ -47,7 +47,7 @@ def best_of_n(
     as_json: bool = typer.Option(False, "--json", help="Print the picks and summary as JSON."),
 ) -> None:
     """Pick the best rollout of each group by a judge or a metric; with labels, compare the picks with a
-    random pick and the oracle (regret, top-1 accuracy, bootstrap intervals over groups)."""
+    random pick and the oracle (regret, top-1 accuracy, bootstrap intervals over the groups' clips)."""
     from robojudge.select import best_of_n, summary_rows, summary_text, write_picks
 
     if out is not None:  # before the work: it was computed and printed, then "File exists"

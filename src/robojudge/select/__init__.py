@@ -3,7 +3,8 @@ judge, and see what that selector is worth against the labels (regret, top-1 acc
 the oracle).
 
 * :func:`best_of_n` / :func:`best_of_n_suite` -- the selection over a suite's items and stored rows.
-* :func:`pick_group` / :func:`pick_index` / :func:`summarize` -- the pure rules (docs/selection.md).
+* :func:`pick_group` / :func:`pick_index` / :func:`summarize` / :func:`group_clusters` -- the pure rules
+  (docs/selection.md).
 * :func:`selection_scores` -- what ``--by`` names, read from the stored rows.
 * :func:`write_picks` -- the picks as CSV or JSON.
 """
@@ -21,10 +22,12 @@ from robojudge.select._api import (
     write_picks,
 )
 from robojudge.select._bon import (
+    RESAMPLED,
     SKIP_REASONS,
     STATISTICS,
     BestOfNSummary,
     GroupPick,
+    group_clusters,
     pick_group,
     pick_index,
     summarize,
@@ -34,6 +37,7 @@ from robojudge.select._sources import AXES, SelectionScores, label_values, selec
 __all__ = [
     "AXES",
     "GROUP_FIELDS",
+    "RESAMPLED",
     "SKIP_REASONS",
     "STATISTICS",
     "BestOfN",
@@ -42,6 +46,7 @@ __all__ = [
     "SelectionScores",
     "best_of_n",
     "best_of_n_suite",
+    "group_clusters",
     "group_key",
     "label_values",
     "parse_group",

@@ -160,7 +160,8 @@ def best_of_n(
         group: Grouping fields (see :data:`GROUP_FIELDS`).
         label: Label axis to compare on: ``pa``, ``ia`` or ``overall``; default the axis ``by`` scores,
             else ``overall``.
-        bootstrap: Bootstrap replicates over groups (0: no intervals).
+        bootstrap: Bootstrap replicates over the groups' clips (0: no intervals; see
+            :func:`robojudge.select.summarize`).
         seed: Seed of the bootstrap and of the calibrated judge's folds.
         level: Interval coverage.
         higher_is_better: A metric's direction (default :func:`robojudge.metric_info.direction`).
@@ -186,11 +187,15 @@ def best_of_n(
     for i, it in enumerate(items):
         members.setdefault(group_key(it, fields), []).append(i)
     picks = []
+    clips: list[str | None] = []  # the clip of each group: the bootstrap draws clips with all their groups
     for key, idx in zip(shown_keys(list(members)), members.values(), strict=True):
         ids = [items[i].item_id for i in idx]
         picks.append(pick_group(key, ids, source.scores[idx], y[idx] if has_labels else None,
                                 source.tolerance))
-    summary = summarize(picks, bootstrap=bootstrap, seed=seed, level=level) if has_labels else None
+        held = {items[i].clip_id for i in idx}
+        clips.append(held.pop() if len(held) == 1 else None)  # None: several clips, or none known
+    summary = (summarize(picks, clips=clips, bootstrap=bootstrap, seed=seed, level=level) if has_labels
+               else None)
     generators = {it.item_id: it.generator for it in items if it.generator}
     return BestOfN(by, source.described, fields, axis if has_labels else None, picks, summary, source.sign,
                    generators)
@@ -259,11 +264,14 @@ def summary_text(result: BestOfN) -> str:
         return head + "; the suite has no labels to compare the picks with." + lone + _per_generator(result)
     skipped = ", ".join(f"{k} {v}" for k, v in s.skipped.items() if v)
     whys = {name: e.why for name, e in s.stats.items() if e.why}  # withheld (robojudge.meta.interval_gate)
-    if s.evaluated < MIN_CLUSTERS and whys:  # too few groups to resample
-        ci = f"no intervals: a bootstrap over groups needs at least {MIN_CLUSTERS} compared groups"
+    if s.n_clusters < MIN_CLUSTERS and whys:  # too few clusters to resample
+        ci = (f"no intervals: a bootstrap over groups needs at least {MIN_CLUSTERS} compared groups"
+              if s.resampled == "groups" else
+              f"no intervals: the compared groups lie in {s.n_clusters} {_clusters_word(s)}, and a bootstrap "
+              f"needs at least {MIN_CLUSTERS}")
     else:
-        ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of groups"
-              if s.n_replicates else "no intervals")
+        ci = (f"{s.level:.0%} percentile intervals over {s.n_replicates} bootstrap replicates of "
+              f"{_resampled_text(s)}" if s.n_replicates else "no intervals")
         # A statistic the same in every resample (every pick at the oracle): its interval is withheld.
         for why in dict.fromkeys(whys.values()):
             ci += f"; no interval for {', '.join(n for n, w in whys.items() if w == why)}: {why}"
@@ -271,6 +279,24 @@ def summary_text(result: BestOfN) -> str:
     text = f"{head}, {s.evaluated} compared on {result.label} labels{mean_n if s.evaluated else ''}"
     text += (f"; left out: {skipped}" if skipped else "") + f"; {ci}."
     return text + _per_generator(result)
+
+
+def _clusters_word(s: BestOfNSummary) -> str:
+    if s.resampled == "clips":
+        return "clip" if s.n_clusters == 1 else "clips"
+    return "cluster" if s.n_clusters == 1 else "clusters"
+
+
+def _resampled_text(s: BestOfNSummary) -> str:
+    """What the bootstrap drew, as the summary says it."""
+    if s.resampled == "clips":
+        if s.n_clusters == s.evaluated:
+            return "clips (one compared group per clip)"
+        return f"clips ({s.n_clusters} clips, each drawn with all of its compared groups)"
+    if s.resampled == "groups":
+        return "groups (no compared group lies within one clip, so the groups are taken as independent)"
+    return (f"clips, each with all of its compared groups, and of the groups that span several clips, each "
+            f"on its own ({s.n_clusters} clusters)")
 
 
 def _per_generator(result: BestOfN) -> str:

@@ -15,10 +15,13 @@ Rules (docs/selection.md says the same):
   label is the group's mean label and its top-1 rate the share of candidates at the best label.
 * **Oracle.** The best label in the group. **Regret** is oracle minus the pick's label (0 at best);
   **top-1** is 1 when the pick's label equals the oracle's (any of several tied best counts).
-* **Intervals.** Percentile intervals of a bootstrap over evaluated groups (each group one cluster,
-  :class:`robojudge.meta.ClusterBootstrap`); differences (pick minus random) are paired. Fewer than
-  :data:`robojudge.meta.MIN_CLUSTERS` evaluated groups get no interval (:func:`robojudge.meta.interval_gate`):
-  a resample of one or two groups can only recombine them, and its interval is (nearly) a point.
+* **Intervals.** Percentile intervals of a bootstrap over the clips of the evaluated groups
+  (:class:`robojudge.meta.ClusterBootstrap`): groups inside one clip (``--group clip_id,prompt``) share
+  the clip's quality, so a resample draws a clip with all of its groups; a group whose candidates lie in
+  several clips (or have no clip) is a cluster of its own. Differences (pick minus random) are paired.
+  Fewer than :data:`robojudge.meta.MIN_CLUSTERS` clusters get no interval
+  (:func:`robojudge.meta.interval_gate`): a resample of one or two can only recombine them, and its
+  interval is (nearly) a point.
 """
 
 from __future__ import annotations
@@ -173,6 +176,11 @@ class BestOfNSummary:
         stats: Each of :data:`STATISTICS` with its interval (NaN when nothing was evaluated).
         level: Interval coverage.
         n_replicates: Bootstrap replicates (0: no intervals).
+        resampled: What a bootstrap replicate draws (:data:`RESAMPLED`): ``clips`` where every evaluated
+            group lies in one clip, ``groups`` where none does (each group a cluster of its own), ``clips
+            and groups`` for a mix ("" where nothing was evaluated).
+        n_clusters: Clusters the evaluated groups lie in (clips, plus groups that are clusters of their
+            own); the interval gate counts these, not the groups.
     """
 
     groups: int
@@ -183,6 +191,8 @@ class BestOfNSummary:
     stats: dict[str, Estimate]
     level: float
     n_replicates: int
+    resampled: str = ""
+    n_clusters: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -195,30 +205,69 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in d.items()}
 
 
-def summarize(picks: Sequence[GroupPick], *, bootstrap: int = 2000, seed: int = DEFAULT_SEED,
-              level: float = 0.95) -> BestOfNSummary:
+#: What a best-of-N bootstrap replicate draws (:attr:`BestOfNSummary.resampled`).
+RESAMPLED = ("clips", "groups", "clips and groups")
+
+
+def group_clusters(clips: Sequence[str | None]) -> tuple[npt.NDArray[np.intp], str]:
+    """The bootstrap cluster of each group, and what that resamples (:data:`RESAMPLED`).
+
+    ``clips`` holds, per group, the clip all of its candidates lie in, or None where they lie in several
+    clips or have none. Groups of one clip share its cluster; a None is a cluster of its own. Clusters
+    are numbered in the order they first appear, so where every group is its own cluster the numbers
+    are ``0, 1, ...`` and the draws those of a bootstrap over groups."""
+    codes: dict[str, int] = {}
+    out = np.empty(len(clips), dtype=np.intp)
+    alone = 0
+    for i, clip in enumerate(clips):
+        if clip is None:
+            out[i] = len(codes) + alone
+            alone += 1
+        else:
+            out[i] = codes.setdefault(clip, len(codes) + alone)
+    kind = "groups" if not codes else "clips" if not alone else "clips and groups"
+    return out, kind
+
+
+def summarize(picks: Sequence[GroupPick], *, clips: Sequence[str | None] | None = None,
+              bootstrap: int = 2000, seed: int = DEFAULT_SEED, level: float = 0.95) -> BestOfNSummary:
     """Means of :data:`STATISTICS` over the evaluated groups, with bootstrap percentile intervals where
-    :func:`robojudge.meta.interval_gate` allows them (``Estimate.why`` says why not)."""
-    done = [p for p in picks if p.evaluated]
+    :func:`robojudge.meta.interval_gate` allows them (``Estimate.why`` says why not).
+
+    Args:
+        picks: One per group.
+        clips: Per pick, the clip all of the group's candidates lie in, or None (several clips, or none
+            known). A replicate draws clips, each with all of its groups (:func:`group_clusters`);
+            without ``clips`` every group is a cluster of its own.
+        bootstrap: Replicates (0: no intervals).
+        seed: Seed of the draws.
+        level: Interval coverage.
+    """
+    if clips is not None and len(clips) != len(picks):
+        raise ValueError(f"clips must have one entry per pick ({len(picks)}), got {len(clips)}")
+    done = [k for k, p in enumerate(picks) if p.evaluated]
     skipped = {r: sum(p.skipped == r for p in picks) for r in SKIP_REASONS}
     if not done:
         stats = {name: Estimate(math.nan) for name, _ in STATISTICS}
         return BestOfNSummary(len(picks), 0, skipped, math.nan, 0, stats, level, 0)
-    values = np.array([_per_group(p) for p in done], dtype=np.float64)  # (groups, statistics)
+    cluster, resampled = group_clusters([None if clips is None else clips[k] for k in done])
+    n_clusters = int(cluster.max()) + 1
+    values = np.array([_per_group(picks[k]) for k in done], dtype=np.float64)  # (groups, statistics)
     means = values.mean(axis=0)
     lows = highs = ses = np.full(len(STATISTICS), math.nan)
     why: list[str | None] = [None] * len(STATISTICS)
     if bootstrap > 0:
-        boot = ClusterBootstrap(np.arange(len(done)), n_replicates=bootstrap, seed=seed)
-        counts = boot.counts.astype(np.float64)  # (B, groups): one cluster per group
-        reps = counts @ values / counts.sum(axis=1, keepdims=True)  # (B, statistics)
+        boot = ClusterBootstrap(cluster, n_replicates=bootstrap, seed=seed)
+        weights = boot.item_weights(boot.counts)  # (B, groups): each group drawn as often as its cluster
+        reps = weights @ values / weights.sum(axis=1, keepdims=True)  # (B, statistics)
         lows, highs, ses = summarize_replicates(reps.T, level)
-        # One or two groups: the replicates only recombine them, so no interval (the rule of robojudge.meta).
-        keep, reasons, _ = interval_gate(np.isfinite(reps).sum(axis=0), np.array(len(done)), bootstrap,
+        # One or two clusters: the replicates only recombine them, so no interval (robojudge.meta's rule).
+        keep, reasons, _ = interval_gate(np.isfinite(reps).sum(axis=0), np.array(n_clusters), bootstrap,
                                          constant=constant_replicates(reps.T))
         lows, highs, ses = (np.where(keep, x, math.nan) for x in (lows, highs, ses))
         why = list(reasons)
     stats = {name: Estimate(float(means[k]), float(lows[k]), float(highs[k]), float(ses[k]), why[k])
              for k, (name, _) in enumerate(STATISTICS)}
-    return BestOfNSummary(len(picks), len(done), skipped, float(np.mean([p.n for p in done])),
-                          sum(p.tied > 1 for p in done), stats, level, bootstrap)
+    return BestOfNSummary(len(picks), len(done), skipped, float(np.mean([picks[k].n for k in done])),
+                          sum(picks[k].tied > 1 for k in done), stats, level, bootstrap, resampled,
+                          n_clusters)
