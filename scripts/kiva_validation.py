@@ -790,7 +790,9 @@ def by_group(rows: Sequence[dict[str, Any]], key: str, *, seed: int) -> dict[str
     groups = [f"{r['robot']} / {r.get(key) if r.get(key) is not None else 'n/a'}" for r in items]
     means = group_means([[_nan(r["kiva_video"])] for r in items], groups, [r["clip"] for r in items],
                         bootstrap=2000, seed=seed)
-    return {g: {"n": m[0].n, "mean": m[0].mean, "low": m[0].low, "high": m[0].high} for g, m in means.items()}
+    # ``why``: the reason a group has a mean and no interval (videos in fewer than 3 clips, or all alike).
+    return {g: {"n": m[0].n, "mean": m[0].mean, "low": m[0].low, "high": m[0].high, "why": m[0].why}
+            for g, m in means.items()}
 
 
 def flagged(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, list[int]]]:
@@ -897,15 +899,21 @@ def render(result: dict[str, Any]) -> str:
         cells = ["-" if r not in per else f"{per[r][0]} / {per[r][1]} of {per[r][2]}" for r in robots]
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
     lines += ["", "KIVA per video (% invalid segments), by generator profile and by regime (Table C4's view; "
-              "mean and 95% cluster-bootstrap interval over clips; none where every video of the group "
-              "gives the same value, so every resample does too):", "",
+              "mean and 95% cluster-bootstrap interval over clips; none where the group's videos lie in "
+              "fewer than 3 clips, or every video of the group gives the same value, so every resample "
+              "does too):", "",
               "| group | videos | KIVA % |", "| --- | ---: | ---: |"]
+    withheld: dict[str, list[str]] = {}
     for key in ("generator", "regime", "depth"):
         for g, m in result["by"][key].items():
             ci = _f(m["mean"], 1)
             if m["low"] is not None and not math.isnan(m["low"]):
                 ci += f" [{_f(m['low'], 1)}, {_f(m['high'], 1)}]"
+            elif m.get("why") and m["mean"] is not None and not math.isnan(m["mean"]):
+                withheld.setdefault(m["why"], []).append(f"{key}: {g}")
             lines.append(f"| {key}: {g} | {m['n']} | {ci} |")
+    for why, named in withheld.items():  # the reason, not an interval (robojudge.meta.interval_gate)
+        lines += ["", f"No interval for {', '.join(named)}: {why}."]
     return "\n".join(lines) + "\n"
 
 

@@ -539,3 +539,30 @@ def test_a_column_without_values_on_a_robot_is_set_against_kiva_on_the_other_rob
     part = table[table.index("minus `kiva`'s"):]
     assert part.count("Macro of fewer robots: `psnr` fetch.") == 1
     assert "the macro over the robots where both have a rho" in part
+
+
+def test_table_c4_gives_a_group_in_two_clips_its_mean_and_the_reason() -> None:
+    # Six videos in two clips (10/20/30 and 40/50/60): a resample can only give 20, 35 or 50, and that
+    # set was printed as a 95% interval [20.0, 50.0]. Now the mean, and under the table why not more.
+    rng = np.random.default_rng(0)
+    rows = _rows("fetch", 5, rng) + _rows("adroit", 5, rng)
+    for k, value in enumerate((10.0, 20.0, 30.0, 40.0, 50.0, 60.0)):
+        rows.append({**rows[0], "item": f"two{k}", "clip": f"c{k // 3}", "generator": "kin_two",
+                     "kiva_video": value})
+    for k in range(9):  # and a group in three clips: an interval
+        rows.append({**rows[0], "item": f"three{k}", "clip": f"c{k // 3}", "generator": "kin_three",
+                     "kiva_video": 10.0 * k})
+    by = {k: kv.by_group(rows, k, seed=0) for k in ("generator", "regime", "depth")}
+    two = by["generator"]["fetch / kin_two"]
+    assert (two["n"], two["mean"]) == (6, 35.0) and math.isnan(two["low"]) and math.isnan(two["high"])
+    assert two["why"] == "scored items in 2 cluster(s); an interval needs at least 3"
+    shown = by["generator"]["fetch / kin_three"]
+    assert shown["why"] is None and shown["low"] < shown["mean"] < shown["high"]
+    out = kv.evaluate(rows, {"kiva": False, "psnr": True}, draws=20, seed=0)
+    table = kv.render({"robots": ["fetch", "adroit"], "draws": 20, "stats": out,
+                       "segments": {"fetch": 45, "adroit": 45}, "verdicts": {"fetch": "x", "adroit": "y"},
+                       "no_value": {}, "flagged": kv.flagged(rows),
+                       "by": json.loads(json.dumps(by))})  # as the script saves and reads it back
+    assert "| generator: fetch / kin_two | 6 | 35.0 |" in table
+    assert ("No interval for generator: fetch / kin_two: scored items in 2 cluster(s); an interval needs "
+            "at least 3.") in table

@@ -104,3 +104,40 @@ def test_memory_grows_with_items_and_replicates_not_with_groups():
     # The values themselves are n * k * 8 = 1.9 MB; an (items, groups, columns, 2) array would be
     # 46 MB and its per-clip sums 3.8 MB more. Allow a few copies of the values and of the replicates.
     assert peak < 6 * x.nbytes + 8 * b * k * 2 * 8, f"peak {peak / 1e6:.1f} MB"
+
+
+def test_two_clips_get_a_mean_and_the_reason_not_an_interval():
+    # Group "few" holds three values in each of clips 0 and 1: a resample can only recombine the two
+    # clips, so its "interval" was the spread of three recombinations (in simulation it held the truth
+    # 48.5% of the time). As in generator_leaderboard and agreement_table: the mean, and why.
+    rng = np.random.default_rng(3)
+    clusters = [f"c{i // 3}" for i in range(60)] + ["c0"] * 3 + ["c1"] * 3
+    groups = ["many"] * 60 + ["few"] * 6
+    x = np.concatenate([rng.normal(size=60), [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]])
+    out = group_means(x, groups, clusters, bootstrap=300, seed=0)
+    (few,) = out["few"]
+    assert (few.n, few.n_clusters, few.mean) == (6, 2, pytest.approx(0.35))
+    assert np.isnan(few.low) and np.isnan(few.high)
+    assert few.why == "scored items in 2 cluster(s); an interval needs at least 3"
+    (many,) = out["many"]
+    assert many.why is None and many.low < many.mean < many.high
+    # A third clip: an interval.
+    (three,) = group_means(x[:9], ["g"] * 9, clusters[:9], bootstrap=300, seed=0)["g"]
+    assert three.n_clusters == 3 and three.why is None and three.low < three.mean < three.high
+
+
+def test_clips_alone_in_their_stratum_are_counted_per_cell():
+    # Clips c0-c5 share two sources; c6 and c7 are each the only clip of their source, and only group
+    # "b" has values there.
+    clusters = [f"c{i}" for i in range(8) for _ in range(2)]
+    strata = ["s0" if c in ("c0", "c1", "c2") else "s1" if c in ("c3", "c4", "c5") else f"alone-{c}"
+              for c in clusters]
+    groups = ["a" if int(c[1:]) < 6 else "b" for c in clusters]
+    groups[:6] = ["b"] * 6  # group b also holds clips c0-c2
+    x = np.arange(16.0)
+    out = group_means(x, groups, clusters, strata, bootstrap=200, seed=0)
+    assert out["a"][0].n_lone_clusters == 0
+    assert out["b"][0].n_lone_clusters == 2 and out["b"][0].n_clusters == 5
+    # Without strata no clip is alone.
+    assert group_means(x, groups, clusters, None, bootstrap=200, seed=0)["b"][0].n_lone_clusters == 0
+    assert ClusterBootstrap(clusters, strata, 5).lone_cluster.tolist() == [False] * 6 + [True] * 2

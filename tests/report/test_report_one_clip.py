@@ -39,3 +39,17 @@ def test_one_or_two_clips_get_no_interval_and_three_do() -> None:
     assert c.value == 5.0 and math.isnan(c.low) and math.isnan(c.high)
     assert c.formatted() == "5.00" and c.small
     assert "fewer than 3 clips has none" in section.intro
+
+
+def test_clips_alone_in_their_source_are_named_under_the_overview() -> None:
+    # Six clips share two sources; two more are each the only clip of their source: every replicate
+    # draws those two once, so the overview's intervals are narrower than they should be, and it says so.
+    items = [Item(item_id=f"{g}{c}", video="v.mp4", clip_id=f"c{c}", generator=g,
+                  source="s0" if c < 3 else "s1" if c < 6 else f"only{c}") for c in range(8) for g in "ab"]
+    rows = [ResultRow(item_id=it.item_id, metric="iq1_psnr", config_hash="h", version="1", status="ok",
+                      value=float(k % 5)) for k, it in enumerate(items)]
+    table = overview_section(ReportInput(rows, items, higher_is_better, bootstrap=200)).tables[0]
+    assert "2 of 8 clips are each the only clip of their source" in table.note
+    plain = [it.model_copy(update={"source": None}) for it in items]
+    table = overview_section(ReportInput(rows, plain, higher_is_better, bootstrap=200)).tables[0]
+    assert "the only clip of" not in table.note

@@ -113,6 +113,7 @@ class ClusterBootstrap:
         n_lone_clusters: Clusters alone in their stratum while other strata hold several (0 where every
             stratum holds one: ``one_per_stratum``). Every replicate draws each of them once, so the
             intervals leave out their share of the uncertainty (:func:`lone_clusters_note`).
+        lone_cluster: ``(n_clusters,)``: which clusters those are.
     """
 
     def __init__(self, clusters: npt.ArrayLike, strata: npt.ArrayLike | None = None,
@@ -146,7 +147,9 @@ class ClusterBootstrap:
         self.n_strata = int(np.unique(stratum_of_cluster).size)
         self.one_per_stratum = n_clusters > 0 and self.n_strata == n_clusters
         sizes = np.bincount(stratum_of_cluster, minlength=1) if n_clusters else np.zeros(1, dtype=np.intp)
-        self.n_lone_clusters = 0 if self.one_per_stratum else int((sizes == 1).sum())
+        self.lone_cluster: npt.NDArray[np.bool_] = (np.zeros(n_clusters, dtype=bool) if self.one_per_stratum
+                                                    else sizes[stratum_of_cluster] == 1)
+        self.n_lone_clusters = int(self.lone_cluster.sum())
 
     def count_chunks(self, chunk: int = 2000) -> Iterator[tuple[slice, IntMatrix]]:
         """Yield ``(rows, counts[rows])`` in blocks of at most ``chunk`` replicates."""

@@ -20,7 +20,7 @@ from robojudge.meta._agreement import FloatArray
 from robojudge.meta._bootstrap import (
     ClusterBootstrap,
     constant_replicates,
-    constant_why,
+    interval_gate,
     summarize_replicates,
 )
 
@@ -35,8 +35,13 @@ class GroupMean:
         mean: Their mean (NaN when ``n`` is 0).
         low: Lower end of the percentile interval (NaN without bootstrap or values, or withheld).
         high: Upper end.
-        why: Why a mean with replicates has no interval (:data:`~robojudge.meta.CONSTANT_WHY`: every
-            replicate gives the same mean), else None.
+        why: Why a mean with replicates has no interval, else None: its items lie in fewer than
+            :data:`~robojudge.meta.MIN_CLUSTERS` clusters, fewer than half of the replicates drew one of
+            them, or every replicate gives the same mean (:data:`~robojudge.meta.CONSTANT_WHY`); the rule
+            of :func:`~robojudge.meta.interval_gate`, as everywhere else.
+        n_lone_clusters: Those clusters that are alone in their stratum while other strata hold several
+            (:attr:`~robojudge.meta.ClusterBootstrap.n_lone_clusters`): every replicate draws them once,
+            so a shown interval is narrower than it should be (:func:`~robojudge.meta.lone_clusters_note`).
     """
 
     n: int
@@ -45,6 +50,7 @@ class GroupMean:
     low: float = math.nan
     high: float = math.nan
     why: str | None = None
+    n_lone_clusters: int = 0
 
 
 def group_codes(groups: Sequence[str], n: int) -> tuple[list[str], npt.NDArray[np.intp]]:
@@ -127,8 +133,10 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
 
     Returns:
         ``out[group][column]``. Replicates that drew none of a group's items for a column are
-        skipped for that cell. A cell whose replicates all give one mean (every value alike) has no
-        interval, and says why (``GroupMean.why``).
+        skipped for that cell. A cell has no interval, and says why (``GroupMean.why``), where
+        :func:`~robojudge.meta.interval_gate` withholds it: values in fewer than
+        :data:`~robojudge.meta.MIN_CLUSTERS` clusters (one or two clips can only be recombined), defined
+        in fewer than half of the replicates, or all alike (every replicate gives one mean).
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim == 1:
@@ -139,22 +147,26 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
     cl = np.asarray(clusters if clusters is not None else [str(i) for i in range(n)], dtype=object)
     boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 and n else None
     out: dict[str, list[GroupMean]] = {}
-    flat_why = constant_why(one_per_stratum=boot is not None and boot.one_per_stratum)
     for g, sums in zip(names, group_sums(x, code, len(names), boot), strict=True):
         mean = ratio(sums.point)
         low = high = np.full(k, np.nan)
-        flat = np.zeros(k, dtype=bool)
-        if sums.replicates is not None:
+        why: list[str | None] = [None] * k
+        held = [sums.members[ok[sums.members, c]] for c in range(k)]  # each column's items with a value
+        n_clusters = np.array([len(set(cl[mine])) for mine in held])
+        lone = np.zeros(k, dtype=np.intp)
+        if sums.replicates is not None and boot is not None:
             reps = ratio(sums.replicates).T
             low, high, _ = summarize_replicates(reps, level)
-            # Every value alike (all 1 on a 0/1 metric): a zero-width interval is withheld, as
-            # interval_gate withholds it everywhere else.
-            flat = constant_replicates(reps)
-            low, high = (np.where(flat, np.nan, x) for x in (low, high))
-        cells = []
-        for c in range(k):
-            mine = sums.members[ok[sums.members, c]]
-            cells.append(GroupMean(int(mine.size), len(set(cl[mine])), float(mean[c]), float(low[c]),
-                                   float(high[c]), flat_why if flat[c] else None))
-        out[g] = cells
+            # One or two clips, a cell most replicates miss, or every value alike (all 1 on a 0/1 metric):
+            # no interval, by the rule of every other interval (interval_gate). A column without values
+            # has no mean either, so no reason is given there.
+            keep, reasons, _ = interval_gate(np.isfinite(reps).sum(axis=1), n_clusters, boot.n_replicates,
+                                             constant=constant_replicates(reps),
+                                             one_per_stratum=boot.one_per_stratum)
+            low, high = (np.where(keep, x, np.nan) for x in (low, high))
+            why = [None if mine.size == 0 else r for mine, r in zip(held, reasons, strict=True)]
+            lone = np.array([int(boot.lone_cluster[np.unique(boot.item_cluster[mine])].sum())
+                             for mine in held])
+        out[g] = [GroupMean(int(held[c].size), int(n_clusters[c]), float(mean[c]), float(low[c]),
+                            float(high[c]), why[c], int(lone[c])) for c in range(k)]
     return out

@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from robojudge import DEFAULT_SEED
-from robojudge.meta import MIN_CLUSTERS, ConfigKey, Estimate, group_means
+from robojudge.meta import MIN_CLUSTERS, ClusterBootstrap, ConfigKey, Estimate, group_means
 from robojudge.metric_info import NetworkInfo
 from robojudge.report._judges import judge_coverage, judge_self_consistency
 from robojudge.report._leaderboard import (
@@ -29,6 +29,7 @@ from robojudge.report._leaderboard import (
     clusters_of,
     column,
     known_direction,
+    lone_sentences,
     metric_columns,
     strata_of,
 )
@@ -309,22 +310,24 @@ def overview_section(inp: ReportInput) -> Section:
                   ["metric", "range", "n", "failed", "unscored", *groups], note=f"Intervals: {ci}.{borrowed}")
     if series:
         x = np.stack([column(s.values, items) for s in series], axis=1)
-        means = group_means(x, groups_of, clusters_of(items), strata_of(items), bootstrap=inp.bootstrap,
-                            seed=inp.seed)
+        clusters, strata = clusters_of(items), strata_of(items)
+        means = group_means(x, groups_of, clusters, strata, bootstrap=inp.bootstrap, seed=inp.seed)
         for k, s in enumerate(series):
             rng = inp.native_range(s.metric)
             cells = []
             for g in groups:
                 m = means[g][k]
                 # A percentile interval of bootstrap means lies within the observed values: no cut needed.
-                # One or two clips can only be recombined: their interval would be (nearly) a point, so
-                # none is shown (MIN_CLUSTERS, the rule of every other interval in the report; with three
-                # clips or more a replicate misses all of them rarely, so the replicate rule holds too).
-                low, high = (m.low, m.high) if m.n_clusters >= MIN_CLUSTERS else (math.nan, math.nan)
-                cells.append(Cell(m.mean, low, high, digits=2, small=m.n > 0 and is_small(m.n, m.n_clusters),
+                # group_means withholds one over one or two clips, or whose every resample is alike
+                # (GroupMean.why: the rule of every other interval in the report).
+                small = m.n > 0 and is_small(m.n, m.n_clusters)
+                cells.append(Cell(m.mean, m.low, m.high, digits=2, small=small,
                                   approximate=is_approximate(m.n, m.n_clusters)) if m.n else text(""))
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),
                        text(len(s.unscored)), *cells])
+        if inp.bootstrap:  # clips alone in their source: drawn once in every replicate (lone_clusters_note)
+            probe = ClusterBootstrap(clusters, strata, n_replicates=1)
+            table.note = " ".join([table.note, *lone_sentences(probe.n_lone_clusters, probe.n_clusters)])
     sec.tables.append(table)
     if inp.hidden:
         sec.tables.append(_hidden_table(inp.hidden))
