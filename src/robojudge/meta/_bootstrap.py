@@ -36,8 +36,10 @@ MIN_CLUSTERS = 3
 MIN_CORRELATION_CLUSTERS = 5
 
 #: Below this many clusters an interval that passes the gates is still only approximate: simulated at
-#: 10-20 clusters, nominal 95% percentile intervals held the truth 85-91% of the time, and about 94% at 80
-#: (docs/meta.md, "How far to trust an interval"). Tables mark such cells; the interval is unchanged.
+#: 10-20 clusters, nominal 95% percentile intervals held the truth 88-91% of the time for the median
+#: statistic but only 79-87% for the worst (MSE, within-one), MSE 65-78% over 10 one-item clusters, and
+#: about 94% at 80 (docs/meta.md, "How far to trust an interval"). Tables mark such cells; the interval is
+#: unchanged.
 APPROXIMATE_CLUSTERS = 30
 
 #: Why a cell whose defined replicates all give one value has no interval (:func:`interval_gate`), where
