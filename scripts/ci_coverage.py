@@ -14,6 +14,14 @@ defaults this runs in seconds and reproduces them within its Monte Carlo error (
     PYTHONPATH=src .venv/bin/python scripts/ci_coverage.py --clips 15
     PYTHONPATH=src .venv/bin/python scripts/ci_coverage.py --clips 80 --per-clip 4 --samples 200
     PYTHONPATH=src .venv/bin/python scripts/ci_coverage.py --clips 15 --shift 0.9   # heavy ceiling
+
+``--best-of-n`` measures instead the intervals of ``robojudge select best-of-n``'s summary
+(docs/selection.md): ``--clips`` clips with ``--per-clip`` prompts each (groups ``clip_id,prompt``),
+4 candidates per group sharing their clip's quality, 1-5 labels and a noisy score; the truth is the
+summary over 60,000 independent groups. It runs the summary twice on each sample: drawing clips with
+all of their groups (what it does) and drawing groups one by one (what it did, too narrow)::
+
+    PYTHONPATH=src .venv/bin/python scripts/ci_coverage.py --best-of-n --clips 30 --samples 200
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import math
 import numpy as np
 
 from robojudge.meta import agreement_table
+from robojudge.select import STATISTICS, GroupPick, pick_group, summarize
 
 #: Cut points of the latent quality onto the 1-5 scale: about 3/5/13/41/39% of human ratings per level.
 CUTS = np.array([-1.75, -1.3, -0.75, 0.25])
@@ -52,6 +61,41 @@ def statistics(judge: np.ndarray, human: np.ndarray) -> dict[str, float]:
             "bias": float(np.mean(d))}
 
 
+def draw_groups(n_clips: int, prompts: int, rng: np.random.Generator, candidates: int = 4) -> list[GroupPick]:
+    """Best-of-N groups: ``prompts`` per clip, candidates sharing the clip's quality, scored with noise."""
+    picks = []
+    clip_quality = rng.normal(0, 0.8, n_clips)
+    for c in range(n_clips):
+        for j in range(prompts):
+            q = clip_quality[c] + rng.normal(0, 0.3) + rng.normal(0, 0.7, candidates)
+            labels = np.clip(np.floor(3.5 + q + rng.normal(0, 0.4, candidates)), 1, 5)
+            picks.append(pick_group((f"c{c}", f"p{j}"), [f"c{c}-p{j}-{i}" for i in range(candidates)],
+                                    q + rng.normal(0, 0.8, candidates), labels))
+    return picks
+
+
+def best_of_n_coverage(args: argparse.Namespace) -> None:
+    rng = np.random.default_rng(args.seed)
+    big = summarize(draw_groups(60_000, 1, rng), bootstrap=0)
+    truth = {name: big.stats[name].value for name, _ in STATISTICS}
+    held = {how: dict.fromkeys(truth, 0) for how in ("clips", "groups")}
+    shown = {how: dict.fromkeys(truth, 0) for how in ("clips", "groups")}
+    for r in range(args.samples):
+        picks = draw_groups(args.clips, args.per_clip, rng)
+        for how, clips in (("clips", [p.group[0] for p in picks]), ("groups", None)):
+            s = summarize(picks, clips=clips, bootstrap=args.bootstrap, seed=r)
+            for name, e in s.stats.items():
+                if not math.isnan(e.low):
+                    shown[how][name] += 1
+                    held[how][name] += int(e.low <= truth[name] <= e.high)
+    print(f"best-of-N: {args.clips} clips x {args.per_clip} prompts x 4 candidates, {args.samples} samples, "
+          f"{args.bootstrap} replicates: nominal 95% intervals, drawing clips / drawing groups")
+    print(f"{'statistic':14s} {'truth':>8s} {'clips':>7s} {'groups':>7s}")
+    for name in truth:
+        cover = [held[h][name] / shown[h][name] if shown[h][name] else math.nan for h in ("clips", "groups")]
+        print(f"{name:14s} {truth[name]:8.3f} {cover[0]:7.3f} {cover[1]:7.3f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--clips", type=int, default=15, help="Source clips per sample (bootstrap clusters).")
@@ -62,7 +106,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--shift", type=float, default=0.0,
                    help="Raise every rating's latent (0.9: heavy ceiling).")
     p.add_argument("--seed", type=int, default=2026)
+    p.add_argument("--best-of-n", action="store_true",
+                   help="Measure select best-of-n's summary instead (--per-clip: prompts per clip).")
     args = p.parse_args(argv)
+    if args.best_of_n:
+        best_of_n_coverage(args)
+        return
     rng = np.random.default_rng(args.seed)
     big = draw(args.truth_items // args.per_clip, args.per_clip, rng, args.shift)
     truth = statistics(big["judge"], big["human"])
