@@ -49,9 +49,9 @@ def passes(monkeypatch) -> list[str]:
     seen: list[str] = []
     real = FS._Plan._decode
 
-    def counting(ctx, packets, wanted):
+    def counting(ctx, packets, wanted, *rest):
         seen.append("pass")
-        yield from real(ctx, packets, wanted)
+        yield from real(ctx, packets, wanted, *rest)
 
     monkeypatch.setattr(FS._Plan, "_decode", staticmethod(counting))
     return seen
@@ -145,9 +145,9 @@ def decoded(monkeypatch) -> list[int]:
     counts: list[int] = []
     real = FS._Plan._decode
 
-    def counting(ctx, packets, wanted):
+    def counting(ctx, packets, wanted, *rest):
         counts.append(0)
-        for frame in real(ctx, packets, wanted):
+        for frame in real(ctx, packets, wanted, *rest):
             counts[-1] += 1
             yield frame
 

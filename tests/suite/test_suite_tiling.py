@@ -163,9 +163,9 @@ def test_the_check_reads_its_frames_in_the_metrics_pass(
     passes: list[int] = []
     real = _filesample._Plan._decode
 
-    def counting(ctx: Any, packets: Any, wanted: Any) -> Iterator[Any]:
+    def counting(ctx: Any, packets: Any, wanted: Any, *rest: Any) -> Iterator[Any]:
         passes.append(0)
-        for frame in real(ctx, packets, wanted):
+        for frame in real(ctx, packets, wanted, *rest):
             passes[-1] += 1
             yield frame
 

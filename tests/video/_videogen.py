@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -97,3 +98,23 @@ def write_live_webm(path: Path, frames: np.ndarray, times_ms: Sequence[int]) -> 
         stream.codec_context.framerate = Fraction(0, 1)  # no rate: the muxer writes no DefaultDuration
         _mux_at(container, stream, frames, times_ms)
     return path
+
+
+def damage_packets(src: Path, dst: Path, seed: int = 7, every: int = 3) -> Path:
+    """A copy of ``src`` (H.264 in MP4) damaged inside the stream, its container left whole: from the first
+    quarter of the packets on, every ``every``-th packet that is no keyframe gets 16 random bytes
+    (``seed``) written over the back half of its data, as a bad disk or a lossy copy would leave it.
+
+    The bytes hit are picked from the packets' own positions, not from offsets into the file, so the
+    damage lands in frame data (never in the index or a header) whatever encoder wrote the file.
+    """
+    with av.open(str(src)) as container:
+        spans = [(p.pos, p.size) for p in container.demux(video=0) if p.size and not p.is_keyframe]
+    rng = random.Random(seed)
+    data = bytearray(src.read_bytes())
+    for pos, size in spans[len(spans) // 4 :: every]:
+        start = pos + size // 2
+        n = min(16, size - size // 2)
+        data[start : start + n] = rng.randbytes(n)
+    dst.write_bytes(bytes(data))
+    return dst

@@ -112,7 +112,8 @@ def test_a_stalling_clip_keeps_its_average_rate_and_count_and_lost_frames_are_st
     frames = [Image.fromarray(_gray(10 + 6 * k)) for k in range(20)]
     frames[0].save(hold, save_all=True, append_images=frames[1:], duration=[50] * 19 + [3000], loop=0)
     assert probe_video(hold).warnings == () and probe_video(hold).frame_count == 20
-    # MJPEG frames 5-54 of 60 zeroed in place (a sparse download): 10 of 60 decode, an error as before
+    # MJPEG frames 5-54 of 60 zeroed in place (a sparse download): 10 of 60 decode, an error as before;
+    # the file is whole and its packets undecodable, so it is called damaged, not truncated
     clip = tmp_path / "holes.mp4"
     with av.open(str(clip), "w") as out:
         stream = out.add_stream("mjpeg", rate=30)
@@ -129,7 +130,7 @@ def test_a_stalling_clip_keeps_its_average_rate_and_count_and_lost_frames_are_st
     for pos, size in spans:
         data[pos:pos + size] = bytes(size)
     clip.write_bytes(bytes(data))
-    with pytest.raises(VideoError, match=r"truncated: decoded 10 of 60 declared frames"):
+    with pytest.raises(VideoError, match=r"damaged: decoded 10 of 60 declared frames"):
         sample_frames(clip, fps=None, max_frames=None)
 
 

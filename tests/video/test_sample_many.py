@@ -42,9 +42,9 @@ def decodes(monkeypatch) -> list[int]:
     passes: list[int] = []
     real = FS._Plan._decode
 
-    def counting(ctx, packets, wanted):
+    def counting(ctx, packets, wanted, *rest):
         passes.append(0)
-        for frame in real(ctx, packets, wanted):
+        for frame in real(ctx, packets, wanted, *rest):
             passes[-1] += 1
             yield frame
 

@@ -5,14 +5,16 @@ the decoder rejects is skipped, a last packet cut short by the end of a truncate
 and a demuxer error ends the stream after the decoder has been flushed, so whatever could be decoded
 is still returned. Whether that is enough of the file is decided by the sampler
 (:mod:`robojudge.video._timing`); here only a file from which no frame at all can be decoded is an
-error (``"zero frames decoded"``).
+error (``"zero frames decoded"``). What was skipped, and which frames the decoder flagged as decoded
+with errors (damage it concealed), is counted in a :class:`DecodeDamage` when the caller passes one,
+so that a damaged file is read with a warning, not in silence.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +38,7 @@ from robojudge.video._types import VideoError, VideoInfo
 
 __all__ = [
     "SWS_MATRICES",
+    "DecodeDamage",
     "StreamMeta",
     "colour_warnings",
     "decoded_frames",
@@ -337,21 +340,79 @@ def intact_packets(
         yield held
 
 
-def decoded_frames(
-    container: av.container.InputContainer, stream: av.video.stream.VideoStream
-) -> Generator[av.VideoFrame, None, None]:
-    """Decode every frame of ``stream`` in presentation order, skipping undecodable packets."""
-    for packet in intact_packets(container, stream):
+@dataclass
+class DecodeDamage:
+    """What the decoder reported about one file while decoding it.
+
+    Counted from what the decoder hands back, not from FFmpeg's log: a packet whose decoding raised
+    (skipped), and a frame it flags as decoded with errors (``Frame.is_corrupt``: FFmpeg's
+    ``decode_error_flags``, set where error concealment filled in damaged blocks from their
+    neighbours, or ``AV_FRAME_FLAG_CORRUPT``). The flag travels with the frame, so the count is the
+    file's own however many threads decode it or other files at the same time; FFmpeg's log goes to
+    one callback for the whole process, from the decoder's own threads, and drops repeated lines. A
+    PyAV without ``Frame.is_corrupt`` counts skipped packets only.
+
+    Attributes:
+        undecodable: packets the decoder rejected (and the flush, when it failed), skipped.
+        concealed: frames decoded with errors.
+        frames: frames decoded (whether flagged or not).
+    """
+
+    undecodable: int = 0
+    concealed: int = 0
+    frames: int = 0
+
+    def see(self, frame: av.VideoFrame) -> None:
+        """Count one decoded frame."""
+        self.frames += 1
+        if getattr(frame, "is_corrupt", False):
+            self.concealed += 1
+
+    def warnings(self) -> tuple[str, ...]:
+        """``damaged: ...`` when a packet was skipped or a frame flagged; nothing for a clean decode."""
+        if not (self.undecodable or self.concealed):
+            return ()
+        packets = f"{self.undecodable} packet{'s' * (self.undecodable != 1)} undecodable"
+        frames = f"{self.concealed} of {self.frames} frames decoded with errors (concealed)"
+        return (f"damaged: {packets}, {frames}",)
+
+
+def decode_packets(
+    packets: Iterable[_Packet], ctx: av.VideoCodecContext, damage: DecodeDamage | None = None
+) -> Iterator[av.VideoFrame]:
+    """Decode ``packets`` with ``ctx`` and flush it, skipping (and counting in ``damage``) the packets the
+    decoder rejects."""
+    for packet in packets:
         try:
             frames = packet.decode()
         except _AV_ERRORS:
+            if damage is not None:
+                damage.undecodable += 1
             continue
-        yield from frames
+        for frame in frames:
+            if damage is not None:
+                damage.see(frame)
+            yield frame
     try:
-        rest = stream.codec_context.decode(None)
+        rest = ctx.decode(None)
     except _AV_ERRORS:
+        if damage is not None:
+            damage.undecodable += 1
         rest = []
-    yield from rest
+    for frame in rest:
+        if damage is not None:
+            damage.see(frame)
+        yield frame
+
+
+def decoded_frames(
+    container: av.container.InputContainer,
+    stream: av.video.stream.VideoStream,
+    damage: DecodeDamage | None = None,
+) -> Generator[av.VideoFrame, None, None]:
+    """Decode every frame of ``stream`` in presentation order, skipping undecodable packets; what was
+    skipped or decoded with errors is counted in ``damage`` when given."""
+    yield from decode_packets(intact_packets(container, stream), stream.codec_context, damage)
 
 
 _RATE_PACKETS = 17  # packets whose time stamps a probe checks the declared rate against

@@ -37,9 +37,11 @@ from av.video.stream import VideoStream
 
 from robojudge.video._decode import (
     SWS_MATRICES,
+    DecodeDamage,
     StreamMeta,
     aspect_warnings,
     colour_warnings,
+    decode_packets,
     decoded_frames,
     intact_packets,
     open_video,
@@ -301,23 +303,25 @@ class _Plan:
 
     @staticmethod
     def _decode(
-        ctx: av.VideoCodecContext, packets: Iterable[_Packet], wanted: set[int] | None
+        ctx: av.VideoCodecContext,
+        packets: Iterable[_Packet],
+        wanted: set[int] | None,
+        damage: DecodeDamage | None = None,
     ) -> Iterator[av.VideoFrame]:
-        for packet in packets:
-            if wanted is not None:
-                ctx.skip_frame = "DEFAULT" if packet.pts in wanted else "NONREF"
-            try:
-                frames = packet.decode()
-            except _AV_ERRORS:
-                continue
-            yield from frames
+        """The frames of ``packets``; with ``wanted``, frames at other time stamps that nothing refers to
+        are skipped. Packets the decoder rejects, and frames it decodes with errors, count in ``damage``."""
         if wanted is not None:
-            ctx.skip_frame = "DEFAULT"
-        try:
-            rest = ctx.decode(None)
-        except _AV_ERRORS:
-            rest = []
-        yield from rest
+            packets = _skipping(ctx, packets, wanted)
+        return decode_packets(packets, ctx, damage)
+
+
+def _skipping(ctx: av.VideoCodecContext, packets: Iterable[_Packet], wanted: set[int]) -> Iterator[_Packet]:
+    """``packets``, each with the decoder told first whether its frame is wanted (``skip_frame``); the
+    decoder is back to decoding every frame before it is flushed."""
+    for packet in packets:
+        ctx.skip_frame = "DEFAULT" if packet.pts in wanted else "NONREF"
+        yield packet
+    ctx.skip_frame = "DEFAULT"
 
 
 def _distinct(jobs: list[tuple[_Plan, PostProcess]]) -> tuple[list[tuple[_Plan, PostProcess]], list[int]]:
@@ -362,7 +366,8 @@ def _run_plans(
     turned: dict[str, None] = {}  # warnings about the display matrix and colour tags, in the order met
     ctx = stream.codec_context
     last = None
-    for frame in _Plan._decode(ctx, packets, set(slots) if skip else None):
+    damage = DecodeDamage()  # of the frames decoded: those after the last one picked never are
+    for frame in _Plan._decode(ctx, packets, set(slots) if skip else None, damage):
         if frame.pts not in known:
             return None
         if last is not None and frame.pts <= last:
@@ -389,7 +394,8 @@ def _run_plans(
                 break  # the rest of the stream is not needed
     if len(done) != len(slots) or any(out is None for out in outs):
         return None
-    return [plan.result(path, out, tuple(turned) + post.size_warnings() + alpha.warnings())
+    said = damage.warnings()
+    return [plan.result(path, out, tuple(turned) + post.size_warnings() + alpha.warnings() + said)
             for (plan, post), out in zip(jobs, outs, strict=True) if out is not None]
 
 
@@ -404,13 +410,14 @@ def _two_pass(
     edited: bool = False,
 ) -> SampledFrames:
     """Fallback: decode once for the frame times, then again to convert the chosen frames."""
+    damage = DecodeDamage()  # counted in the first pass, which decodes every frame
     with open_video(path, options) as (container, stream):
         _set_threads(stream)
-        pts = [_frame_pts(frame, meta) for frame in decoded_frames(container, stream)]
+        pts = [_frame_pts(frame, meta) for frame in decoded_frames(container, stream, damage)]
     if not pts:
         raise VideoError(path, "zero frames decoded")
     timing = frame_times(pts, meta)
-    warnings = timing.warnings + check_complete(path, len(pts), timing, meta, edited)
+    warnings = timing.warnings + check_complete(path, len(pts), timing, meta, edited, damage.undecodable)
     picks = pick_indices(timing.times, _effective(fps, timing), timing.tolerance)
     chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
     wanted = set(chosen)
@@ -431,7 +438,7 @@ def _two_pass(
                     break
     if len(got) != len(wanted):
         raise VideoError(path, "decoding is not repeatable (frame count changed between passes)")
-    warnings += tuple(turned) + post.size_warnings() + alpha.warnings()
+    warnings += tuple(turned) + post.size_warnings() + alpha.warnings() + damage.warnings()
     return SampledFrames(
         frames=np.ascontiguousarray(np.stack([got[i] for i in chosen])),
         timestamps=np.asarray([timing.times[i] for i in chosen], dtype=np.float64),

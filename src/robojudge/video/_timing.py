@@ -21,7 +21,9 @@ into frame times and says, per video, what it had to assume:
 * **Truncation.** A file that ends before the frames (or duration) its header declares is an error
   when less than :data:`MIN_COMPLETE` of it is there, and a warning when at least
   :data:`SHORT_FRAMES` frames are missing. A trimmed MP4/MOV (an edit list hides frames the track
-  still holds) declares every frame of the track, so it is held against its edited duration.
+  still holds) declares every frame of the track, so it is held against its edited duration. Frames
+  missing because the decoder rejected their packets inside the stream are held to the same rule,
+  but called ``damaged``, not ``truncated``: the file is whole, its data is not.
 """
 
 from __future__ import annotations
@@ -329,7 +331,7 @@ def gif_cut_short(path: Path) -> str | None:
 
 
 def check_complete(
-    path: Path, frames: int, timing: FrameTimes, meta: StreamMeta, edited: bool = False
+    path: Path, frames: int, timing: FrameTimes, meta: StreamMeta, edited: bool = False, skipped: int = 0
 ) -> tuple[str, ...]:
     """Compare what a file holds with what its header declares.
 
@@ -341,12 +343,15 @@ def check_complete(
         edited: an MP4/MOV edit list leaves out frames of the track (a trimmed clip). The declared
             frame count still includes them, so only the stream's duration, which is the edited
             one, says how much of the clip there should be.
+        skipped: packets inside the stream that the decoder rejected. When they account for the
+            frames missing, the file is called ``damaged``, not ``truncated``.
 
     Returns:
         A warning when at least :data:`SHORT_FRAMES` frames are missing, else nothing.
 
     Raises:
-        VideoError: ``"truncated: ..."`` when less than :data:`MIN_COMPLETE` of it is there.
+        VideoError: ``"truncated: ..."`` (or ``"damaged: ..."``) when less than :data:`MIN_COMPLETE` of
+            it is there.
     """
     if frames == 0:
         return ()  # nothing to sample: the caller reports "zero frames decoded"
@@ -359,8 +364,9 @@ def check_complete(
         declared = max(1, round(declared / tick_factor(meta, fps)))  # an AVI counting ticks: frames
         if frames >= declared:
             return ()
+        word = "damaged" if skipped and frames + skipped >= declared else "truncated"
         text = (
-            f"truncated: decoded {frames} of {declared} declared frames "
+            f"{word}: decoded {frames} of {declared} declared frames "
             f"({_seconds(frames / fps)} of {_seconds(declared / fps)})"
         )
         if frames < MIN_COMPLETE * declared:
@@ -376,7 +382,8 @@ def check_complete(
     covered = timing.times[-1] + 1.0 / fps
     if covered >= duration:
         return ()
-    text = f"truncated: decoded {frames} frames covering {_seconds(covered)} of {_seconds(duration)} declared"
+    word = "damaged" if skipped else "truncated"
+    text = f"{word}: decoded {frames} frames covering {_seconds(covered)} of {_seconds(duration)} declared"
     if covered < MIN_COMPLETE * duration:
         raise VideoError(path, text)
     return (text,) if duration - covered >= SHORT_FRAMES / fps else ()
