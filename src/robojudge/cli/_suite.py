@@ -39,7 +39,8 @@ def validate_cmd(
     """Report every problem of a manifest at once; exit 1 if any is an error.
 
     By default each video is opened and its first frame decoded: what fails is a warning. With --deep
-    every frame is decoded, and a video that cannot be used (undecodable, truncated) is an error.
+    every frame is decoded, and a video that cannot be used (undecodable, truncated) is an error;
+    damage inside the stream (packets rejected, frames concealed) is a warning only --deep finds.
     Paths outside the manifest's folder are warnings; with --confine, errors.
     """
     if deep and no_media:

@@ -341,7 +341,9 @@ def validate_manifest(
         media: How hard to look at the videos of valid items (``video``, ``reference_video``,
             ``views``): ``"none"`` checks only that they exist; ``"open"`` opens each and decodes
             its first frame, reporting what fails as a warning; ``"deep"`` decodes every frame as
-            scoring would, reporting what fails (undecodable, truncated) as an error. Both report
+            scoring would, reporting what fails (undecodable, truncated) as an error, and damage
+            inside a stream (packets the decoder rejects, frames it conceals) as a ``damaged: ...``
+            warning, which ``"open"`` cannot see past the first frame. Both report
             what sampling would have to assume (a frame rate, unusable time stamps) as warnings.
             Both also read an item's ``robot``, ``joint_states`` and ``calibration`` files
             (:func:`robojudge.robots.check_episode_files`; a calibration must also have a camera for

@@ -2,7 +2,8 @@
 
 Two depths: ``open`` opens each video and decodes its first frame (a few milliseconds; it catches
 files that are not video, or that no decoder here reads, such as animated WebP), and ``deep``
-decodes every frame exactly as scoring samples it (catching truncated files and damage further in).
+decodes every frame exactly as scoring samples it (catching truncated files, and damage further in:
+packets the decoder rejects and frames it conceals are a ``damaged: ...`` warning, as in a run).
 Both pass on what sampling would have to assume about a video (an assumed frame rate, unusable
 time stamps) as warnings, and warn when an item's ``video`` looks like several views tiled in one frame
 while the item declares no ``grid`` (:mod:`robojudge.suite._tiling`: a few frames read small). Each

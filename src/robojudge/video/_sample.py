@@ -101,7 +101,10 @@ def sample_frames(
     Damaged input: a file that ends before the frames its header declares is an error when fewer
     than half of them are there (``VideoError("truncated: decoded 5 of 33 declared frames (0.6 s
     of 4.1 s)")``); with a smaller shortfall (two frames or more) the decodable prefix comes back
-    with a warning in ``SampledFrames.warnings``. Undecodable packets inside a file are skipped.
+    with a warning in ``SampledFrames.warnings``. Undecodable packets inside a file are skipped, and
+    frames the decoder could only conceal are kept; either adds ``"damaged: N packets undecodable, M of
+    K frames decoded with errors (concealed)"`` to the warnings (a shortfall they cause says
+    ``damaged``, not ``truncated``).
     Input with no decodable frame raises ``VideoError("zero frames decoded")``. A trimmed MP4/MOV
     (an edit list hides frames the file still holds) gives only the frames it shows, as FFmpeg
     plays it, and its shortfall is measured against its edited duration.
