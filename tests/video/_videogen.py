@@ -100,16 +100,20 @@ def write_live_webm(path: Path, frames: np.ndarray, times_ms: Sequence[int]) -> 
     return path
 
 
-def damage_packets(src: Path, dst: Path, seed: int = 7, every: int = 3) -> Path:
+def damage_packets(src: Path, dst: Path, seed: int = 7, every: int = 2) -> Path:
     """A copy of ``src`` (H.264 in MP4) damaged inside the stream, its container left whole: from the first
-    quarter of the packets on, every ``every``-th packet that is no keyframe gets 16 random bytes
-    (``seed``) written over the back half of its data, as a bad disk or a lossy copy would leave it.
+    quarter of the packets on, every ``every``-th packet that holds a reference frame other than a
+    keyframe gets 16 random bytes (``seed``) written over the back half of its data, as a bad disk or a
+    lossy copy would leave it.
 
     The bytes hit are picked from the packets' own positions, not from offsets into the file, so the
-    damage lands in frame data (never in the index or a header) whatever encoder wrote the file.
+    damage lands in frame data (never in the index or a header) whatever encoder wrote the file. Only
+    frames other frames refer to are hit: a decoder may skip the others (a sampling that does not need
+    them), and never the frames later frames are predicted from.
     """
     with av.open(str(src)) as container:
-        spans = [(p.pos, p.size) for p in container.demux(video=0) if p.size and not p.is_keyframe]
+        spans = [(p.pos, p.size) for p in container.demux(video=0)
+                 if p.size and not p.is_keyframe and _referenced(bytes(p))]
     rng = random.Random(seed)
     data = bytearray(src.read_bytes())
     for pos, size in spans[len(spans) // 4 :: every]:
@@ -118,3 +122,16 @@ def damage_packets(src: Path, dst: Path, seed: int = 7, every: int = 3) -> Path:
         data[start : start + n] = rng.randbytes(n)
     dst.write_bytes(bytes(data))
     return dst
+
+
+def _referenced(packet: bytes) -> bool:
+    """Whether an MP4 H.264 packet (NAL units behind 4-byte lengths) holds a slice other frames refer to
+    (``nal_ref_idc`` above 0)."""
+    at = 0
+    while at + 5 <= len(packet):
+        length = int.from_bytes(packet[at : at + 4], "big")
+        header = packet[at + 4]
+        if header & 0x1F in (1, 5) and header >> 5 & 3:
+            return True
+        at += 4 + length
+    return False
