@@ -20,6 +20,7 @@ library.
 
 from __future__ import annotations
 
+import difflib
 import os
 import platform
 import threading
@@ -42,6 +43,7 @@ __all__ = [
     "Variable",
     "get",
     "mujoco_gl_default",
+    "unknown_variables",
     "reload",
     "secret",
 ]
@@ -158,6 +160,33 @@ VARIABLES: tuple[Variable, ...] = (
     ),
 )
 """Every variable that changes what robojudge does, for the table in README.md."""
+
+
+PREFIX = "ROBOJUDGE_"
+"""The prefix of robojudge's own variables: one not in :data:`VARIABLES` is most likely a misspelling."""
+
+PROJECT_VARIABLES: tuple[str, ...] = ("ROBOJUDGE_TEST_POSTGRES_URL", "ROBOJUDGE_VBENCH_PYTHON")
+"""``ROBOJUDGE_*`` variables that only the repository's own tests and benchmarks read (the PostgreSQL
+server of the store tests, the Python of a VBench install): never warned of, never suggested."""
+
+
+def unknown_variables() -> list[tuple[str, str | None]]:
+    """The ``ROBOJUDGE_*`` variables set in the environment (the prefix in any case) that robojudge does
+    not read, each with the closest variable it does read (None when none is close), sorted by name.
+
+    Nothing reads them, so a misspelt ``ROBOJUDGE_CONFIN`` would silently leave the guard it was meant
+    to set off; the command line warns of each (:func:`robojudge.cli.main`).
+    """
+    known = [v.name for v in VARIABLES if v.name.startswith(PREFIX)]
+    out: list[tuple[str, str | None]] = []
+    for name in sorted(os.environ):
+        if not name.upper().startswith(PREFIX) or name in known or name in PROJECT_VARIABLES:
+            continue
+        # (compared without the prefix, which every name shares and which would make any two look close)
+        tails = {k[len(PREFIX):]: k for k in known}
+        close = difflib.get_close_matches(name[len(PREFIX):].upper(), tails, n=1, cutoff=0.6)
+        out.append((name, tails[close[0]] if close else None))
+    return out
 
 
 def _text(name: str) -> str | None:

@@ -225,10 +225,30 @@ def _guard_stdout() -> _ClosedPipeGuard | None:
     return guard
 
 
+#: The unknown ``ROBOJUDGE_*`` variables already warned of in this process (one warning each).
+_WARNED_VARIABLES: set[str] = set()
+
+
+def warn_unknown_variables() -> None:
+    """Say on stderr, once per process, each ``ROBOJUDGE_*`` variable that robojudge does not read, with
+    the one meant when it looks like a misspelling: nothing reads it, so a ``ROBOJUDGE_CONFIN`` set as a
+    safety measure would otherwise leave the confinement off without a word. Every command passes here
+    (:func:`main`); a warning, not an error, so that a variable of another tool sharing the prefix never
+    stops a run."""
+    for name, meant in settings.unknown_variables():
+        if name in _WARNED_VARIABLES:
+            continue
+        _WARNED_VARIABLES.add(name)
+        hint = f" (did you mean {meant}?)" if meant else ""
+        sys.stderr.write(f"warning: unknown variable {name}{hint}: robojudge does not read it; the variables "
+                         "it reads are listed in README.md, \"Environment variables\"\n")
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     # COLUMNS=0 made rich print every line at width 0 (nothing, errors and help included): unset it.
     settings.forget_unusable_columns()
+    warn_unknown_variables()
     guard = _guard_stdout()
     # A character the terminal's encoding lacks prints as '?' in every command, not a traceback.
     replace_unencodable()
