@@ -170,3 +170,26 @@ def test_top_logprobs_is_part_of_an_expected_configuration() -> None:
     assert five.fallback.config_hash == default.fallback.config_hash
     # Argmax scoring reads no alternatives: the setting does not split its configuration.
     assert plan(5, "argmax").config_hash == plan(None, "argmax").config_hash
+
+
+def test_a_rerun_counts_the_failures_it_keeps(
+    make_items: Any, store: ResultStore, cache: ResponseCache
+) -> None:
+    """Audit config F2: the failures a plain rerun keeps are counted apart in ``skipped``, so the summary
+    can say that ``--retry-errors`` asks them again."""
+    state = {"down": True}
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if _kind(body) == "broken" and state["down"]:
+            return Reply("down", status=400)
+        return Reply(ia(3))
+
+    items = make_items(["clean", "broken"])
+    with FakeServer(script) as srv:
+        first = judge_items(items, judge(srv.url), [IA], store, cache=cache)
+        assert first.failed == 1 and first.scored == 1
+        state["down"] = False
+        again = judge_items(items, judge(srv.url), [IA], store, cache=cache)
+        assert again.skipped == 2 and again.skipped_errors == 1
+        retried = judge_items(items, judge(srv.url), [IA], store, cache=cache, retry_errors=True)
+    assert retried.scored == 1 and retried.skipped == 1 and retried.skipped_errors == 0

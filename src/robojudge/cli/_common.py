@@ -400,6 +400,17 @@ def load_results(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Ite
     return rows, items
 
 
+def print_kept_failures(skipped: int, failures: int, verb: str) -> None:
+    """The line under a run's counts that says how many of the ``skipped`` pairs (already stored) are
+    failures of an earlier run: a rerun after fixing what failed (a limit, a missing file) otherwise
+    said "0 failed" and did nothing, the failures kept as they were."""
+    if not failures:
+        return
+    them = "all of them" if failures == skipped else f"{failures} of them"
+    console.print(f"[yellow]{skipped} already stored, {them} failures of an earlier run, kept:[/] "
+                  f"--retry-errors {verb} them again", markup=True, highlight=False)
+
+
 def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
     """The end-of-run report: counts, then the failures grouped by item."""
     unscored = f"[yellow]{summary.unscored} unscored[/] (nothing to measure), " if summary.unscored else ""
@@ -409,6 +420,7 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
         markup=True,
         highlight=False,
     )
+    print_kept_failures(summary.skipped, summary.skipped_errors, "computes")
     if summary.duplicates:
         console.print(f"[yellow]{summary.duplicates} computed by another run meanwhile, not stored[/] (runs "
                       "of the same items overlapped; the store keeps the result stored first, or a value "

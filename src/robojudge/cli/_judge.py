@@ -27,6 +27,7 @@ from robojudge.cli._common import (
     fail,
     first_names,
     live_progress,
+    print_kept_failures,
     print_manifest_problems,
     print_report_hint,
     print_run_interrupted,
@@ -318,6 +319,7 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         markup=True,
         highlight=False,
     )
+    print_kept_failures(s.skipped, s.skipped_errors, "asks")
     if s.taken_over:
         console.print(f"{s.taken_over} stored judgments of the same model files in another folder (a moved "
                       "project) were taken over under this configuration, not judged again", highlight=False,

@@ -349,6 +349,7 @@ def judge_items(
         summary = JudgeRunSummary(
             total=sum(len(ps) for _, ps, _ in planned.todo) + planned.skipped,
             skipped=planned.skipped,
+            skipped_errors=planned.skipped_errors,
             stale=planned.stale,
             unknown=planned.unknown,
             unavailable=planned.unavailable,

@@ -147,6 +147,8 @@ class JudgeRunSummary:
         total: (item, rubric) pairs asked for.
         skipped: Pairs already stored from the same inputs (and those kept with an unknown
             fingerprint or an unavailable video).
+        skipped_errors: Those of ``skipped`` whose stored row is a failure (kept: ``--retry-errors``
+            asks again).
         stale: Stored pairs whose video or instruction changed since; judged again in this run.
         unknown: Stored pairs without a fingerprint (stored before result schema 2); judged again
             only with ``rescore_unknown``.
@@ -182,6 +184,7 @@ class JudgeRunSummary:
 
     total: int = 0
     skipped: int = 0
+    skipped_errors: int = 0
     stale: int = 0
     unknown: int = 0
     unavailable: int = 0

@@ -51,6 +51,8 @@ class Pending(Generic[W]):
         todo: Per item with work to do: the item, its pending units and their fingerprints.
         skipped: (item, unit) pairs already stored from the same inputs, or kept with an unknown
             fingerprint.
+        skipped_errors: Those of ``skipped`` whose stored row is a failure (kept until
+            ``retry_errors``).
         stale: Pairs stored from other inputs; they are in ``todo``.
         unknown: Pairs stored without a fingerprint; in ``todo`` only with ``rescore_unknown``.
         unavailable: Stored pairs whose inputs cannot be read now; kept (counted in ``skipped``).
@@ -69,6 +71,7 @@ class Pending(Generic[W]):
 
     todo: list[tuple[Item, tuple[W, ...], tuple[str, ...]]] = field(default_factory=list)
     skipped: int = 0
+    skipped_errors: int = 0
     stale: int = 0
     unknown: int = 0
     unavailable: int = 0
@@ -111,17 +114,26 @@ def plan_pending(
             pairs it refuses are only counted (``Pending.not_applicable``), never fingerprinted.
     """
     stored: dict[StoreKey, dict[str, str]] = {}
+    # The items each key has a stored value (ok row) for: a skipped pair with none is a kept failure,
+    # which the summary counts (a rerun after fixing what failed said "0 failed" and did nothing).
+    valued: dict[StoreKey, set[str]] = {}
     ids = [item.item_id for item in items]
+
+    def read(k: StoreKey) -> None:
+        # Of these items only: every stored row of the metric (other manifests', earlier blocks') was
+        # read for each block of a large manifest, the driver's memory growing with the store.
+        stored[k] = store.current_fingerprints(*k, item_ids=ids)
+        valued[k] = (set(store.current_fingerprints(*k, include_errors=False, item_ids=ids))
+                     if stored[k] and not retry_errors else set(stored[k]))
+
     for w in work:
         k = key(w)
         if retry_errors:
             store.clear_errors(*k, item_ids=ids, unscored=unscored)
-        # Of these items only: every stored row of the metric (other manifests', earlier blocks') was
-        # read for each block of a large manifest, the driver's memory growing with the store.
-        stored[k] = store.current_fingerprints(*k, item_ids=ids)
+        read(k)
         other = also(w) if also is not None else None
         if other is not None and other not in stored:
-            stored[other] = store.current_fingerprints(*other, item_ids=ids)
+            read(other)
     plan: Pending[W] = Pending()
     for item in items:
         pending: list[W] = []
@@ -133,26 +145,29 @@ def plan_pending(
                 continue
             fp = _NONE if fingerprint is None else fingerprint(item, w)
             other = also(w) if also is not None else None
-            found = (stored[k].get(item.item_id) for k in (key(w), other) if k is not None)
+            keys = [k for k in (key(w), other) if k is not None]
+            found = (stored[k].get(item.item_id) for k in keys)
             have = {h for h in found if h is not None}
+            kept = True
             if not have:
-                pass
+                kept = False
             elif fp.value in have or fingerprint is None:
-                plan.skipped += 1
-                continue
+                pass
             elif fp.unavailable:
                 plan.unavailable += 1
-                plan.skipped += 1
-                continue
             elif have == {""} or (fp.legacy is not None and fp.legacy in have):
                 # (stored without a fingerprint, or with one of the recipe before what this metric reads
                 # was all covered: nothing says its inputs changed)
                 plan.unknown += 1
-                if not rescore_unknown:
-                    plan.skipped += 1
-                    continue
+                kept = not rescore_unknown
             else:
                 plan.stale += 1
+                kept = False
+            if kept:
+                plan.skipped += 1
+                if not any(item.item_id in valued[k] for k in keys):
+                    plan.skipped_errors += 1
+                continue
             pending.append(w)
             prints.append(fp.value)
         if pending:

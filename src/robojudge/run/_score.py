@@ -149,7 +149,8 @@ class RunSummary:
     """What a call to :func:`score_items` did.
 
     ``skipped`` counts pairs already stored from the same inputs (and those kept with an unknown
-    fingerprint or unavailable inputs); ``stale`` the stored pairs whose inputs changed, recomputed
+    fingerprint or unavailable inputs), ``skipped_errors`` those of them stored as failures (kept until
+    ``retry_errors``); ``stale`` the stored pairs whose inputs changed, recomputed
     in this run; ``unknown`` the stored pairs without a fingerprint (stored before schema version
     2); ``unavailable`` the stored pairs kept because a file they read cannot be read now.
     ``ok`` counts the rows computed without an error and stored, ``unscored`` those of them that found
@@ -163,6 +164,7 @@ class RunSummary:
 
     total: int = 0
     skipped: int = 0
+    skipped_errors: int = 0
     stale: int = 0
     unknown: int = 0
     unavailable: int = 0
@@ -695,6 +697,7 @@ def _clear_after_stop(store: ResultStore, noted: dict[str, bool]) -> list[str]:
 def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRequest]) -> None:
     summary.total += sum(len(t.requests) for t in tasks) + plan.skipped
     summary.skipped += plan.skipped
+    summary.skipped_errors += plan.skipped_errors
     summary.stale += plan.stale
     summary.unknown += plan.unknown
     summary.unavailable += plan.unavailable

@@ -218,7 +218,8 @@ def check_frame_memory(path: Path, samplings: list[tuple[int, PostProcess]], wid
         "at its own settings (those options say they apply to no requested metric), with its own "
         "(robojudge metrics info METRIC lists them: --set METRIC.max_frames=N or METRIC.fps=F where it "
         "has them), or set "
-        f"{settings.FRAME_MEMORY_GIB_ENV} (0: no limit)",
+        f"{settings.FRAME_MEMORY_GIB_ENV} (0: no limit); then rerun with --retry-errors (a plain rerun keeps "
+        "this error row)",
     )
 
 
