@@ -2,10 +2,11 @@
 
 :func:`get` returns one frozen :class:`Settings`, read from the environment the first time it is
 asked for and kept for the life of the process: a run sees one set of values from start to end,
-whichever module asks. Worker processes read their own copy from the environment they inherit, so
-``ROBOJUDGE_PLUGINS`` and the rest reach them without being passed along. :func:`reload` reads the
-environment again (tests that change a variable use it; ``tests/conftest.py`` calls it whenever a
-test's ``monkeypatch`` sets or restores one).
+whichever module asks. The worker processes of a run (``--workers``, the judges' decoders) are given
+the parent's settings as they start (:func:`install`), so they use the values the parent planned and
+fingerprinted with even when an embedding program changed ``os.environ`` since, without
+:func:`reload`. :func:`reload` reads the environment again (tests that change a variable use it;
+``tests/conftest.py`` calls it whenever a test's ``monkeypatch`` sets or restores one).
 
 A value that needs checking (a number) is kept as written and checked when it is used, so a bad
 value of one variable does not break commands that never use it.
@@ -42,6 +43,7 @@ __all__ = [
     "Settings",
     "Variable",
     "get",
+    "install",
     "mujoco_gl_default",
     "unknown_variables",
     "reload",
@@ -356,6 +358,15 @@ def reload() -> Settings:
     with _lock:
         _current = Settings.from_environment()
         return _current
+
+
+def install(values: Settings) -> None:
+    """Make ``values`` this process's settings: what a worker process does first with its parent's, so
+    that one run sees one set of values in all its processes (a worker that read its own environment
+    took another weights folder than the one the parent fingerprinted with)."""
+    global _current
+    with _lock:
+        _current = values
 
 
 def forget_unusable_columns() -> None:

@@ -15,6 +15,7 @@ from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPo
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
 
+from robojudge import settings
 from robojudge._lifeline import WorkerStartError, exit_with_parent, stop_pool, worker_start_hint
 from robojudge._lifeline import alive as _alive
 from robojudge._machine import usable_cpus
@@ -85,12 +86,16 @@ def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
     return max(1, (cpus if cpus is not None else usable_cpus()) // max(1, workers))
 
 
-def init_worker(cv_threads: int, memory_share: float = 1.0) -> None:
-    """A worker process's start: end with the parent, print the Python stack of a native crash (a
-    segfault names the metric it happened in), let a task's time limit end the process when its code
-    does not come back to Python (:mod:`robojudge.run._timelimit`), run OpenCV on ``cv_threads``
-    threads (0: OpenCV's own default), and hold decoded frames to ``memory_share`` of the budget (one
-    of several workers on the machine: :func:`robojudge.video.set_frame_memory_share`)."""
+def init_worker(cv_threads: int, memory_share: float = 1.0, parent: settings.Settings | None = None) -> None:
+    """A worker process's start: take the ``parent``'s settings (None: read this process's environment)
+    so that the run sees one set of values in all its processes, end with the parent, print the Python
+    stack of a native crash (a segfault names the metric it happened in), let a task's time limit end
+    the process when its code does not come back to Python (:mod:`robojudge.run._timelimit`), run
+    OpenCV on ``cv_threads`` threads (0: OpenCV's own default), and hold decoded frames to
+    ``memory_share`` of the budget (one of several workers on the machine:
+    :func:`robojudge.video.set_frame_memory_share`)."""
+    if parent is not None:
+        settings.install(parent)
     exit_with_parent()
     faulthandler.enable()
     allow_hard_limit()
@@ -137,7 +142,7 @@ class LocalProcessExecutor:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=self._ctx, initializer=init_worker,
-            initargs=(self.cv_threads, 1.0 / workers),
+            initargs=(self.cv_threads, 1.0 / workers, settings.get()),
         )
         return self._pool
 

@@ -55,15 +55,24 @@ def default_decode_workers() -> int:
     return max(1, min(4, usable_cpus() - 1))
 
 
-def _warm_up() -> None:
-    """Run first in each new worker: pay the imports before the first video, decode single-threaded,
-    end with the parent process (an orphaned decoder would otherwise wait for work forever), and ignore
+def _warm_up(parent: settings.Settings | None = None) -> None:
+    """Run first in each new worker: take the ``parent``'s settings (the frame-memory limit among them:
+    one run, one set of values), pay the imports before the first video, decode single-threaded, end
+    with the parent process (an orphaned decoder would otherwise wait for work forever), and ignore
     Ctrl-C, which a terminal sends the whole process group: the parent stops the pool (:meth:`close`),
     where each idle worker printed a ``KeyboardInterrupt`` traceback."""
     from robojudge.video._filesample import set_codec_threads
 
+    if parent is not None:
+        settings.install(parent)
     quiet_worker()
     set_codec_threads(1)
+
+
+def _solo_start(parent: settings.Settings) -> None:
+    """The start of the process a call is retried alone in: the parent's settings, and an end with it."""
+    settings.install(parent)
+    exit_with_parent()
 
 
 class DecoderPool:
@@ -87,7 +96,8 @@ class DecoderPool:
         with self._lock:
             if self._executor is None:
                 self._executor = ProcessPoolExecutor(
-                    self.workers, mp_context=spawn_without_main(), initializer=_warm_up
+                    self.workers, mp_context=spawn_without_main(), initializer=_warm_up,
+                    initargs=(settings.get(),),
                 )
                 self._warm = self._executor.submit(_warm_up)
             return self._executor
@@ -141,7 +151,8 @@ class DecoderPool:
             self._replace(ex)
         # Any call in flight when a worker died lands here, not only the culprit: retry each
         # alone, so only the file that really crashes the decoder fails.
-        solo = ProcessPoolExecutor(1, mp_context=spawn_without_main(), initializer=exit_with_parent)
+        solo = ProcessPoolExecutor(1, mp_context=spawn_without_main(), initializer=_solo_start,
+                                   initargs=(settings.get(),))
         try:
             return await loop.run_in_executor(solo, fn, *args)
         except BrokenProcessPool:
