@@ -156,6 +156,12 @@ def test_cli_errors_are_one_line(tmp_path: Path, make_items: Any) -> None:
         app, ["judge", str(manifest), "--judge", "x", "--judges", str(tmp_path / "none.toml")]
     )
     assert res.exit_code == 2 and "no judges file" in res.output
+    (tmp_path / "blank.toml").write_text("# nothing yet\n")  # (it said "unknown judge 'x'. (declared in")
+    res = runner.invoke(app, ["judge", str(manifest), "--judge", "x", "--judges",
+                              str(tmp_path / "blank.toml")])
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    assert "blank.toml declares no judges: declare judge 'x' as a [judges.x] table" in said
     res = runner.invoke(app, ["judge", str(manifest), "--backend", "mock", "--model", "m", "--rubric", "pz"])
     assert res.exit_code == 2 and "Did you mean 'pa'" in res.output
     assert "vllm serve" in ENDPOINT_HELP

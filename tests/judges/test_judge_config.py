@@ -245,3 +245,25 @@ def test_a_rubric_id_ending_in_a_newline_is_refused(tmp_path: Path) -> None:
         load_rubric_file(p)
     p.write_text(p.read_text(encoding="utf-8").replace("pa_v1\\n", "pa_v1"), encoding="utf-8")
     assert load_rubric_file(p).id == "pa_v1"
+
+
+def test_a_table_outside_judges_is_refused(tmp_path: Path) -> None:
+    """Audit config F5: top-level tables other than [judges] were dropped without a word, so a
+    [judge.m.sampling] typo ran the judge at temperature 0.0."""
+    p = tmp_path / "robojudge.toml"
+    p.write_text('[judges.m]\nbackend = "mock"\nmodel = "x"\n\n[judge.m.sampling]\ntemperature = 0.7\n')
+    with pytest.raises(JudgeConfigError, match=r"robojudge.toml: unknown top-level table "
+                       r"\[judge.m.sampling\] \(did you mean \[judges.m.sampling\]\?\)"):
+        load_judges_file(p)
+    p.write_text('[judge.m]\nbackend = "mock"\nmodel = "x"\n')  # only the misspelt table
+    with pytest.raises(JudgeConfigError, match=r"table \[judge.m\] \(did you mean \[judges.m\]\?\)"):
+        load_judges_file(p)
+    p.write_text('[judges.m]\nbackend = "mock"\nmodel = "x"\n[sampling]\ntemperature = 0.9\n')
+    with pytest.raises(JudgeConfigError, match=r"table \[sampling\] \(a judge's sampling goes in its own "
+                       r"table: \[judges.NAME.sampling\]\)"):
+        load_judges_file(p)
+    p.write_text('note = "x"\n[judges.m]\nbackend = "mock"\nmodel = "x"\n')
+    with pytest.raises(JudgeConfigError, match=r"unknown top-level key 'note' \(nothing reads it\)"):
+        load_judges_file(p)
+    p.write_text('[judges.m]\nbackend = "mock"\nmodel = "x"\n[judges.m.sampling]\ntemperature = 0.7\n')
+    assert load_judges_file(p)["m"].sampling.temperature == 0.7

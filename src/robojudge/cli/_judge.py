@@ -136,6 +136,9 @@ def resolve_judge(
     by_default = judges_file is None
     judges_file = DEFAULT_JUDGES_FILE if judges_file is None else judges_file
     judges = load_judges_file(judges_file)
+    if not judges:
+        raise JudgeConfigError(f"{judges_file} declares no judges: declare judge {name!r} as a "
+                               f"[judges.{name}] table (backend, model ...), or pass --backend and --model")
     if name not in judges:
         raise UnknownNameError("judge", name, sorted(judges), f" (declared in {judges_file})")
     base = judges[name]

@@ -37,6 +37,7 @@ own concurrency and an optional weight (see :mod:`robojudge.judges._fleet`)::
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import ipaddress
 import json
@@ -556,6 +557,45 @@ def _local_folders(values: dict[str, Any], root: Path) -> dict[str, str]:
     return out
 
 
+def _first_table(key: str, value: Any) -> str:
+    """The header of the first table under top-level ``key`` as a file writes it (``judge.m.sampling``
+    for ``[judge.m.sampling]``, whose parents TOML makes implicitly), or ``key`` for a plain key."""
+    path = [key]
+    while isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
+        sub, value = next(iter(value.items()))
+        path.append(sub)
+    return ".".join(path)
+
+
+def _refuse_other_tables(path: Path, data: dict[str, Any]) -> None:
+    """Refuse a top-level table or key other than ``[judges]``: nothing reads it, so a ``[judge.m.sampling]``
+    typo left the judge at its default temperature without a word (keys misspelt inside a judge's own
+    table are refused by its config already).
+
+    Raises:
+        JudgeConfigError: Naming the file, the table and the one meant.
+    """
+    others = [k for k in data if k != "judges"]
+    if not others:
+        return
+    key = others[0]
+    found = _first_table(key, data[key])
+    kind = "table" if isinstance(data[key], dict) else "key"
+    if difflib.get_close_matches(key.lower(), ["judges"], n=1, cutoff=0.6):
+        meant = "judges" + found[len(key):]
+        hint = f"did you mean [{meant}]?" if kind == "table" else f"did you mean {meant}?"
+    elif key in JudgeConfig.model_fields:
+        hint = f"a judge's {key} goes in its own table: [judges.NAME.{key}]" if kind == "table" else \
+            f"a judge's {key} goes in its own table: {key} = ... under [judges.NAME]"
+    else:
+        hint = "nothing reads it"
+    shown = f"[{found}]" if kind == "table" else repr(found)
+    raise JudgeConfigError(
+        f"{path}: unknown top-level {kind} {shown} ({hint}); a judges file declares each judge as a "
+        "[judges.NAME] table and holds nothing else"
+    )
+
+
 def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
     """All judges declared in a TOML file, by name.
 
@@ -575,6 +615,7 @@ def load_judges_file(path: str | Path) -> dict[str, JudgeConfig]:
         raise JudgeConfigError(f"{p}: invalid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise JudgeConfigError(f"{p}: not a judges file (TOML text): byte {exc.start} is not UTF-8") from None
+    _refuse_other_tables(p, data)
     table = data.get("judges", {})
     if not isinstance(table, dict):
         raise JudgeConfigError(f"{p}: [judges] must be a table of judges")
