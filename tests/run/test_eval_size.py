@@ -151,3 +151,24 @@ def test_cli_size_says_where_it_applied(suite, tmp_path):
                                    "--run-dir", str(tmp_path / "f"), "--size", "48", "--no-progress"])
     assert out.exit_code == 0, out.output
     assert "applied to no requested metric" in out.output
+
+
+def test_cli_size_line_says_which_set_won(suite, tmp_path):
+    """Audit config F6: "--size 64 applied to M" was printed when --set M.size=96 had replaced it."""
+    out = CliRunner().invoke(app, ["score", str(suite), "-m", "mq_flow_score,mq_temporal_flickering",
+                                   "--run-dir", str(tmp_path / "g"), "--size", "48", "--set",
+                                   "mq_temporal_flickering.size=40", "--no-progress"])
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())
+    assert ("--size 48 applied to mq_flow_score; for mq_temporal_flickering --set "
+            "mq_temporal_flickering.size=40 won over --size 48;") in said
+    assert "applied to mq_flow_score, mq_temporal_flickering" not in said
+    rows = _rows(f"sqlite:///{tmp_path / 'g' / 'results.sqlite'}", "mq_temporal_flickering")
+    assert {r.config["size"] for r in rows.values()} == {40}
+    out = CliRunner().invoke(app, ["score", str(suite), "-m", "mq_temporal_flickering", "--run-dir",
+                                   str(tmp_path / "h"), "--fast", "--set",
+                                   "mq_temporal_flickering.profile=native", "--no-progress"])
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())
+    assert ("applied to no requested metric as given: for mq_temporal_flickering --set "
+            "mq_temporal_flickering.profile=native won over --fast") in said

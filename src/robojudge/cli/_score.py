@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -157,7 +158,7 @@ def score(
             RayUnavailableError, WorkerStartError) as exc:
         raise fail(str(exc)) from None
     print_manifest_problems(run.manifest_problems)
-    print_frame_options(frames, run.frame_options_applied, run.profile_settings)
+    print_frame_options(frames, run.frame_options_applied, run.profile_settings, run.frame_options_overridden)
     print_summary(run.summary)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):
@@ -190,10 +191,19 @@ def score(
         raise typer.Exit(1)
 
 
+def _frame_flag(key: str, value: Any) -> str:
+    """The option of the command line that gives a :class:`FrameOptions` value: ``--size 64``, ``--fast``
+    (resample has no flag of its own: from the command line it comes with --fast)."""
+    return "--fast" if key in ("profile", "resample") else f"--{key.replace('_', '-')} {value}"
+
+
 def print_frame_options(frames: FrameOptions, applied: list[str],
-                        own: dict[str, dict[str, Any]] | None = None) -> None:
+                        own: dict[str, dict[str, Any]] | None = None,
+                        overridden: dict[str, dict[str, Any]] | None = None) -> None:
     """Which metrics ``--size``, ``--max-side``, ``--max-frames`` and ``--fast`` applied to (none is worth a
-    warning), and the settings of its own ``--fast`` gave (``own``, :attr:`SuiteRun.profile_settings`)."""
+    warning), and the settings of its own ``--fast`` gave (``own``, :attr:`SuiteRun.profile_settings`).
+    A metric whose ``--set`` replaced some of them (``overridden``,
+    :attr:`SuiteRun.frame_options_overridden`) is said apart, with the setting that won."""
     if not frames:
         return
     if own:
@@ -210,8 +220,19 @@ def print_frame_options(frames: FrameOptions, applied: list[str],
                       "read frames at native size; the others read frames at their own settings)",
                       markup=True, highlight=False)
         return
-    console.print(f"{given} applied to {', '.join(applied)}; the other metrics read frames at their own "
-                  "settings", highlight=False, markup=False)
+    overridden = overridden or {}
+    values = frames.values()
+    won = "; ".join(
+        f"for {m} " + ", ".join(f"--set {m}.{k}={v if isinstance(v, str) else json.dumps(v)} won over "
+                                f"{_frame_flag(k, values[k])}" for k, v in keys.items())
+        for m, keys in overridden.items())
+    clean = [m for m in applied if m not in overridden]
+    if not clean:
+        console.print(f"{given} applied to no requested metric as given: {won}", highlight=False,
+                      markup=False)
+        return
+    console.print(f"{given} applied to {', '.join(clean)}; " + (f"{won}; " if won else "")
+                  + "the other metrics read frames at their own settings", highlight=False, markup=False)
 
 
 @contextmanager

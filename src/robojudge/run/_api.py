@@ -43,6 +43,9 @@ class SuiteRun:
     manifest_problems: list[ManifestProblem] = field(default_factory=list)
     #: The requested metrics that the run's :class:`FrameOptions` (``--size`` ...) applied to.
     frame_options_applied: list[str] = field(default_factory=list)
+    #: Of those, the ones whose own settings (``configs``, ``--set``) replaced some of the options: per
+    #: metric, each such option's name (``"size"``) with the value the metric uses instead.
+    frame_options_overridden: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: Under the fast profile, the settings of its own it gave each metric, as the metric's config has
     #: them (a value of the run's ``configs`` wins): ``{"flow_warp_error": {"iterations": 1}, ...}``.
     profile_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -181,6 +184,10 @@ def score_suite(
     check_limit(timeout_s)
     requests = build_requests(metrics, configs, frames)
     applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
+    given = frames.values() if frames else {}
+    overridden = {r.id: won for r in requests if r.id in applied
+                  and (won := {k: getattr(r.config, k) for k, v in given.items()
+                               if getattr(r.config, k, v) != v})}
     fast = frames is not None and frames.profile == "fast"
     own = {r.id: {k: getattr(r.config, k) for k in keys} for r in requests
            if fast and (keys := fast_settings(type(r.config)))}
@@ -221,10 +228,12 @@ def score_suite(
         except RunInterrupted as stop:  # the caller learns the store and the rows left out too
             if isinstance(stop.summary, RunSummary):
                 stop.run = SuiteRun(summary=stop.summary, db_url=store.url, manifest_problems=problems,
-                                    frame_options_applied=applied, profile_settings=own)
+                                    frame_options_applied=applied, profile_settings=own,
+                                    frame_options_overridden=overridden)
             raise
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
-                        frame_options_applied=applied, profile_settings=own)
+                        frame_options_applied=applied, profile_settings=own,
+                        frame_options_overridden=overridden)
 
 
 def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:
