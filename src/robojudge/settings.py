@@ -9,7 +9,9 @@ fingerprinted with even when an embedding program changed ``os.environ`` since, 
 ``tests/conftest.py`` calls it whenever a test's ``monkeypatch`` sets or restores one).
 
 A value that needs checking (a number) is kept as written and checked when it is used, so a bad
-value of one variable does not break commands that never use it.
+value of one variable does not break commands that never use it; a command checks the ones it uses
+before any work (:meth:`Settings.check`), leaving out those a command-line option replaces
+(``--decode-workers``, ``--confine``).
 
 Variables read by other libraries (``HF_HUB_CACHE``, ``HF_HOME``, ``HF_HUB_OFFLINE``) are not read
 here; they are listed in :data:`VARIABLES` so the documentation table has every variable in one
@@ -232,6 +234,10 @@ def _gib(name: str, raw: str | None) -> int | None:
     return int(gib * 1024**3)
 
 
+CHECKED: tuple[str, ...] = ("frame_memory_bytes", "max_networks", "network_cache_bytes", "decode_workers")
+"""The :class:`Settings` properties that check their variable when read (:meth:`Settings.check`)."""
+
+
 @dataclass(frozen=True)
 class Settings:
     """The environment as robojudge reads it (see :data:`VARIABLES`)."""
@@ -301,14 +307,20 @@ class Settings:
         """
         return _whole_number(DECODE_WORKERS_ENV, self.decode_workers_text, minimum=0)
 
-    def check(self) -> None:
+    def check(self, skip: tuple[str, ...] = ()) -> None:
         """Read every variable that is checked on use, so a bad one is told before any work starts.
+
+        Args:
+            skip: Names of the properties not to check (:data:`CHECKED`): those a command does not use,
+                or whose variable a command-line option replaces (``decode_workers`` under
+                ``--decode-workers``).
 
         Raises:
             ValueError: The first variable set to something it cannot be (the message names it).
         """
-        for name in ("frame_memory_bytes", "max_networks", "network_cache_bytes", "decode_workers"):
-            getattr(self, name)
+        for name in CHECKED:
+            if name not in skip:
+                getattr(self, name)
 
     @classmethod
     def from_environment(cls) -> Settings:

@@ -73,3 +73,21 @@ def test_a_path_that_cannot_be_written_is_one_error_line(tmp_path: Path) -> None
         scan = rj("suite", "scan", tmp_path, "--out", tmp_path / "x.png" / "m.jsonl", *force, cwd=tmp_path)
         assert scan.returncode == 2 and "pass --force" not in scan.stderr, scan.stderr
         assert "cannot write" in scan.stderr and "x.png" in scan.stderr
+
+
+def test_a_bad_variable_stops_only_the_commands_that_read_it(tmp_path: Path) -> None:
+    """Audit config F7: a bad ROBOJUDGE_DECODE_WORKERS stopped ``judge --decode-workers 0``, whose option
+    replaces it, and ``score``, which never reads it."""
+    manifest = _suite(tmp_path)
+    bad = {"ROBOJUDGE_DECODE_WORKERS": "abc"}
+    scored = rj("score", manifest, "-m", "pixel_frame_consistency", "--db", tmp_path / "s.sqlite",
+                cwd=tmp_path, **bad)
+    assert scored.returncode == 0, scored.stderr
+    (tmp_path / "judges.toml").write_text('[judges.m]\nbackend = "mock"\nmodel = "m"\n'
+                                          'replies = ["Score: 4"]\n')
+    judge = ("judge", manifest, "--judges", tmp_path / "judges.toml", "-j", "m", "-r", "pa", "--db",
+             tmp_path / "j.sqlite")
+    given = rj(*judge, "--decode-workers", "0", cwd=tmp_path, **bad)
+    assert given.returncode == 0, given.stderr
+    read = rj(*judge, cwd=tmp_path, **bad)  # (without the option the variable is what sets it)
+    assert read.returncode == 2 and "error: ROBOJUDGE_DECODE_WORKERS='abc'" in read.stderr

@@ -96,7 +96,7 @@ def acceleration_cmd(
     from robojudge.store import StoreError
     from robojudge.suite import ManifestError
 
-    check_settings()
+    check_settings(skip=("decode_workers",))  # (only judges decode in worker processes)
     q_level = DEFAULT_MIN_Q if min_q is None else min_q
     coverage = DEFAULT_COVERAGE if level is None else level
     if not math.isfinite(q_level):

@@ -242,11 +242,13 @@ def check_out_file(path: Path, flag: str = "--out") -> None:
     check_out_folder(path.parent, flag=f"{flag} {path}: its folder")
 
 
-def check_settings() -> None:
+def check_settings(skip: tuple[str, ...] = ()) -> None:
     """Refuse a bad ``ROBOJUDGE_*`` variable (frame memory, network cache, decode workers) before any
-    work: read on use, it turned every task of a run into an error row, kept on the next run."""
+    work: read on use, it turned every task of a run into an error row, kept on the next run. ``skip``:
+    the settings the command does not use, or whose variable one of its options replaces
+    (:meth:`robojudge.settings.Settings.check`): a bad value of those does not stop it."""
     try:
-        settings.get().check()
+        settings.get().check(skip)
     except ValueError as exc:
         raise fail(str(exc)) from None
 

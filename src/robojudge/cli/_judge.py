@@ -480,7 +480,8 @@ def judge(
     `robojudge judge texts` (a caption rubric's texts as a JSONL file) and `robojudge judge rubrics`
     (the built-in rubrics); see their --help.
     """
-    check_settings()
+    # (--decode-workers replaces ROBOJUDGE_DECODE_WORKERS: a bad value of it is then not read)
+    check_settings(skip=("decode_workers",) if decode_workers is not None else ())
     fleet = fleet_endpoints(base_url or [], concurrency)
     overrides = {
         "model": model,

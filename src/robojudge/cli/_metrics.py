@@ -196,7 +196,7 @@ def sets_cmd(
     Rows go to the result store like `robojudge score` results (a group's row under item id
     group:<field>=<value>); a rerun computes only groups that are new or whose items changed.
     """
-    check_settings()
+    check_settings(skip=("decode_workers",))  # (only judges decode in worker processes)
     from robojudge.metrics._sets import score_sets, write_set_rows
     from robojudge.run import WorkerStartError, score_set_suite
     from robojudge.run._ray import RayUnavailableError

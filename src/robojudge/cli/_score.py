@@ -118,7 +118,7 @@ def score(
     ),
 ) -> None:
     """Score every item of SUITE with the given metrics; rerun to resume after a crash."""
-    check_settings()
+    check_settings(skip=("decode_workers",))  # (only judges decode in worker processes)
     ids = [m.strip() for m in metrics.split(",") if m.strip()]
     if not ids:
         raise fail("--metrics is empty")
