@@ -264,6 +264,10 @@ class Settings:
     """``$ROBOJUDGE_FRAME_MEMORY_GIB`` as written; :attr:`frame_memory_bytes` checks it."""
     ray_address: str | None = None
     """``$RAY_ADDRESS`` as written (Ray reads it too): where ``--address auto`` goes."""
+    cache_dir_from: str | None = None
+    """The variable :attr:`cache_dir` was read from (``ROBOJUDGE_CACHE_DIR`` or ``XDG_CACHE_HOME``), None
+    for the default: what an error about the folder names, so that it does not advise setting the
+    variable that is already set to the failing value."""
 
     @property
     def columns(self) -> int | None:
@@ -326,10 +330,12 @@ class Settings:
     def from_environment(cls) -> Settings:
         """Read every variable now (most callers want the process-wide :func:`get`)."""
         cache = _text(CACHE_DIR_ENV)
+        cache_from: str | None = CACHE_DIR_ENV
         if cache is not None:
             cache_dir = Path(cache).expanduser()
         else:
             xdg = _text(XDG_CACHE_ENV)
+            cache_from = XDG_CACHE_ENV if xdg else None
             cache_dir = (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "robojudge"
         confine = _text(CONFINE_ENV)
         weights = _text(WEIGHTS_ENV)
@@ -345,6 +351,7 @@ class Settings:
             columns_text=_text(COLUMNS_ENV),
             frame_memory_gib_text=_text(FRAME_MEMORY_GIB_ENV),
             ray_address=_text(RAY_ADDRESS_ENV),
+            cache_dir_from=cache_from,
         )
 
 

@@ -118,9 +118,9 @@ def test_a_cache_that_cannot_be_opened_is_named_with_the_ways_round(tmp_path: Pa
     (default / CACHE_FILE).write_bytes(b"not a database" * 100)
     res = CliRunner().invoke(app, base)
     assert res.exit_code == 2, res.output
-    assert (f"error: cannot open the judge response cache in {default} (file is not a database): set "
-            "ROBOJUDGE_CACHE_DIR or pass --cache-dir DIR to put it in a writable folder with free space, or "
-            "pass --no-cache" in res.output)
+    assert (f"error: cannot open the judge response cache in {default}, the folder $ROBOJUDGE_CACHE_DIR "
+            "gives (file is not a database): set ROBOJUDGE_CACHE_DIR or pass --cache-dir DIR to put it in a "
+            "writable folder with free space, or pass --no-cache" in res.output)
     assert not (tmp_path / "r.sqlite").exists()  # refused before any work
 
 

@@ -41,6 +41,10 @@ PIPED_WIDTH = 240
 MANIFEST_STORE = "the store of the run folder the manifest lies in, else runs/<manifest name>/results.sqlite"
 #: The ``--db`` help of the commands that read a manifest's results.
 DB_HELP = f"Result store URL, SQLite path or run folder \\[default: {MANIFEST_STORE}]."
+#: The ``--cache-dir`` help of the commands that keep judge replies (the folder of
+#: :attr:`robojudge.settings.Settings.cache_dir`).
+CACHE_DIR_HELP = (f"Response cache folder \\[default: ${settings.CACHE_DIR_ENV}, else "
+                  f"${settings.XDG_CACHE_ENV}/robojudge, else ~/.cache/robojudge].")
 
 
 #: ``--bootstrap`` of the commands that draw 2,000 replicates by default, where App. E.1 draws 10,000.

@@ -20,7 +20,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from robojudge import settings
 from robojudge.cli._common import (
+    CACHE_DIR_HELP,
     check_settings,
     console,
     err_console,
@@ -98,13 +100,16 @@ and run:  robojudge judge SUITE --judge qwen --rubric pa,ia
 def cache_open_error(exc: ResponseCacheError, flag: str, no_cache: str | None = "--no-cache") -> str:
     """What to say when the response cache cannot be opened: where, why and how to move it (``flag``,
     the command's cache folder option), or run without it (``no_cache``)."""
+    source = settings.get().cache_dir_from if exc.default else None
+    # (a folder the variable gives: "set ROBOJUDGE_CACHE_DIR" alone read as if it were not set)
+    given = f", the folder ${source} gives" if source is not None else ""
     if exc.default:
         move = f"set ROBOJUDGE_CACHE_DIR or pass {flag} DIR to put it in a writable folder with free space"
     else:
         move = f"give {flag} a writable folder with free space"
     alone = (f", or pass {no_cache} to run without it (a rerun then sends every request again)"
              if no_cache else "")
-    return f"cannot open the judge response cache in {exc.folder} ({exc.reason}): {move}{alone}"
+    return f"cannot open the judge response cache in {exc.folder}{given} ({exc.reason}): {move}{alone}"
 
 
 def _inline_name(model: str) -> str:
@@ -441,7 +446,7 @@ def judge(
         help="Failed attempts in a row after which nothing more is sent (0: never) \\[default: 5].",
     ),
     cache_dir: Path | None = typer.Option(
-        None, "--cache-dir", help="Response cache folder \\[default: ~/.cache/robojudge]."
+        None, "--cache-dir", help=CACHE_DIR_HELP
     ),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
     retry_errors: bool = typer.Option(

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from robojudge import DEFAULT_SEED
 from robojudge.cli._common import (
+    CACHE_DIR_HELP,
     DB_HELP,
     E1_HELP,
     check_out_folder,
@@ -389,7 +390,7 @@ def fps_ablation(
                             help="Comma-separated rates (Table 9's: 2,4,8); 'native' = every frame."),
     max_frames: int = typer.Option(32, "--max-frames", min=1, help="Most frames per video at every rate."),
     db: str | None = typer.Option(None, "--db", help=_DB_HELP),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Response cache folder."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help=CACHE_DIR_HELP),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the response cache."),
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),

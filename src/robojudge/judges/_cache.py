@@ -73,9 +73,11 @@ class ResponseCacheError(RuntimeError):
     """
 
     def __init__(self, folder: Path, reason: str, *, default: bool) -> None:
+        source = settings.get().cache_dir_from if default else None
+        given = f", the folder ${source} gives" if source is not None else ""
         move = "set ROBOJUDGE_CACHE_DIR to" if default else "give"
-        super().__init__(f"cannot open the judge response cache in {folder} ({reason}): {move} a writable "
-                         "folder with free space")
+        super().__init__(f"cannot open the judge response cache in {folder}{given} ({reason}): {move} a "
+                         "writable folder with free space")
         self.folder = folder
         self.reason = reason
         self.default = default

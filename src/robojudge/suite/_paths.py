@@ -37,15 +37,18 @@ def confine_folder(confine: str | Path | None) -> Path | None:
     """The resolved folder paths must stay in: ``confine``, else ``$ROBOJUDGE_CONFINE``, else None.
 
     Raises:
-        ValueError: the folder does not exist.
+        ValueError: the folder does not exist (naming the variable when the folder came from it).
     """
+    source = ""
     if confine is None:
         confine = settings.get().confine
         if confine is None:
             return None
+        source = f"{settings.CONFINE_ENV}={confine}: "  # (the user may never have typed --confine)
     folder = Path(confine).expanduser()
     if not folder.is_dir():
-        raise ValueError(f"confine folder {folder} does not exist (or is not a folder)")
+        fix = f"; set {settings.CONFINE_ENV} to a folder, or unset it" if source else ""
+        raise ValueError(f"{source}confine folder {folder} does not exist (or is not a folder){fix}")
     return folder.resolve()
 
 
