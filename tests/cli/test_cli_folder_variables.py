@@ -39,7 +39,8 @@ def test_a_cache_folder_from_a_variable_names_it(monkeypatch: pytest.MonkeyPatch
     assert "gives" not in cache_open_error(ResponseCacheError(tmp_path, "x", default=False), "--cache-dir")
 
 
-@pytest.mark.parametrize("command", [["judge", "--help"], ["leaderboard", "fps-ablation", "--help"]])
+@pytest.mark.parametrize("command", [["judge", "--help"], ["leaderboard", "fps-ablation", "--help"],
+                                     ["suite", "prompts", "--help"]])
 def test_the_cache_dir_help_gives_the_default_the_command_uses(command: list[str]) -> None:
     res = CliRunner().invoke(build_app(command[0]), command, env={"COLUMNS": "300"})
     assert res.exit_code == 0, res.output

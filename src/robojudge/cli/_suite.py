@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from robojudge._files import NAME_MAX
-from robojudge.cli._common import check_out_file, console, err_console, fail
+from robojudge.cli._common import CACHE_DIR_HELP, check_out_file, console, err_console, fail
 from robojudge.cli._tables import add_column, print_table
 from robojudge.suite import ManifestError, load_suite, suite_info, validate_manifest
 
@@ -354,7 +354,7 @@ def prompts_cmd(
                                   "Chinese or Japanese character counts as a word)."),
     retries: int = typer.Option(1, "--retries", min=0, help="Extra asks for a rewrite failing its checks."),
     cache: Path | None = typer.Option(None, "--cache-dir", "--cache",
-                                      help="Response cache folder \\[default: the judges']."),
+                                      help=CACHE_DIR_HELP),
     force: bool = typer.Option(False, "--force",
                                help="Replace an existing --out (never the input manifest)."),
 ) -> None:
