@@ -105,3 +105,26 @@ def test_non_default_settings() -> None:
         "frames.max_frames": "10"}
     assert non_default({"fps": 8.0}, defaults) == {}  # a setting left out is at its default
     assert non_default({"fps": 8.0}, None) is None
+
+
+def test_the_network_files_of_each_series_are_recorded() -> None:
+    """Audit config F4: two stores alike but for the weights their rows were computed with (two
+    ROBOJUDGE_WEIGHTS folders) gave identical provenance records."""
+    from robojudge.report._provenance import report_provenance
+
+    def rows(digests: list[str]) -> list[ResultRow]:
+        out = [ResultRow(f"i{k}", "dino_frame_consistency", "c1", "1", "ok", 0.5, config={"fps": 8.0},
+                         details={"network_weights": {"dino_vit_b16": d}}) for k, d in enumerate(digests)]
+        out.append(ResultRow("e", "dino_frame_consistency", "c1", "1", "error", None, config={"fps": 8.0},
+                             error="boom", details={"network_weights": {"dino_vit_b16": "ignored"}}))
+        out.append(ResultRow("i0", "iq1_psnr", "p1", "1", "ok", 30.0, config={}))
+        return out
+
+    def metrics(digests: list[str]) -> dict[str, dict]:
+        prov = report_provenance(rows(digests), store="sqlite://")
+        return {m["metric"]: m for m in prov["metrics"]}
+
+    a, b = metrics(["a" * 64] * 3), metrics(["b" * 64] * 2 + ["a" * 64])
+    assert a["dino_frame_consistency"]["network_weights"] == {"dino_vit_b16": {"a" * 64: 3}}
+    assert b["dino_frame_consistency"]["network_weights"] == {"dino_vit_b16": {"a" * 64: 1, "b" * 64: 2}}
+    assert "network_weights" not in a["iq1_psnr"]  # (no network behind it)

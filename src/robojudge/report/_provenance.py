@@ -107,10 +107,28 @@ def served_models(rows: Iterable[ResultRow]) -> dict[str, int]:
     return dict(sorted(found.items()))
 
 
+def network_weights(rows: Iterable[ResultRow]) -> dict[str, dict[str, int]] | None:
+    """Per network a series' scored rows were computed with, how many rows record each digest of its
+    files (``details.network_weights``, which the rows' fingerprints cover); None when no row records
+    any (a weights-free metric, or rows stored before rows recorded them). Two reports of one metric and
+    config made from different ``ROBOJUDGE_WEIGHTS`` folders differ here, and only here."""
+    out: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for r in rows:
+        recorded = (r.details or {}).get("network_weights") if r.status == "ok" else None
+        if isinstance(recorded, Mapping):
+            for name, digest in recorded.items():
+                out[str(name)][str(digest)] += 1
+    return {name: dict(sorted(digests.items())) for name, digests in sorted(out.items())} or None
+
+
 def _metric_record(s: Series, rows: Sequence[ResultRow], defaults: DefaultsOf) -> dict[str, Any]:
-    return {"label": s.label, "metric": s.metric, "version": s.key.version, "config_hash": s.key.config_hash,
-            "non_default": non_default(s.config, defaults(s.metric)), "config": s.config,
-            **_rows_record(rows)}
+    record = {"label": s.label, "metric": s.metric, "version": s.key.version,
+              "config_hash": s.key.config_hash, "non_default": non_default(s.config, defaults(s.metric)),
+              "config": s.config, **_rows_record(rows)}
+    weights = network_weights(rows)
+    if weights is not None:
+        record["network_weights"] = weights
+    return record
 
 
 def _judge_record(j: JudgeSeries, by_key: Mapping[SeriesKey, Sequence[ResultRow]]) -> dict[str, Any]:
