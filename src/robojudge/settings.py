@@ -23,10 +23,12 @@ library.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 import platform
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,9 +44,11 @@ __all__ = [
     "VARIABLES",
     "WEIGHTS_ENV",
     "XDG_CACHE_ENV",
+    "InForce",
     "Settings",
     "Variable",
     "get",
+    "in_force",
     "install",
     "mujoco_gl_default",
     "unknown_variables",
@@ -353,6 +357,67 @@ class Settings:
             ray_address=_text(RAY_ADDRESS_ENV),
             cache_dir_from=cache_from,
         )
+
+
+@dataclass(frozen=True)
+class InForce:
+    """One variable as a process uses it (:func:`in_force`)."""
+
+    name: str
+    value: str | None
+    """The value in force: the variable's (as written), or, unset, the folder or backend it defaults to
+    where that is known here (the cache folder, ``MUJOCO_GL``); None when the default applies."""
+    source: str
+    """``environment`` (set), ``default`` (unset or blank; ``default (...)`` when set to something
+    treated as unset, or read by another library); the cache folder says the variable it came from."""
+    default: str
+    """The default, as README's table says it."""
+    problem: str | None = None
+    """Why the value set cannot be used (a command that reads it refuses it), else None."""
+
+
+def in_force(values: Settings | None = None) -> list[InForce]:
+    """Every variable robojudge reads, with the value in force in this process (``values``: these
+    settings instead of :func:`get`'s) and where it comes from; what ``robojudge settings`` prints.
+    A judge's ``api_key_env`` is not among them: it names a variable of the judge's choosing."""
+    s = get() if values is None else values
+    default = {v.name: v.default.replace("`", "") for v in VARIABLES}
+    default.update({"HF_HUB_CACHE": default["HF_HUB_CACHE / HF_HOME"], "HF_HOME": "~/.cache/huggingface"})
+
+    def plain(name: str, value: object | None, source: str = "environment") -> InForce:
+        if value is None or value == ():
+            return InForce(name, None, "default", default[name])
+        return InForce(name, str(value), source, default[name])
+
+    def checked(name: str, text: str | None, read: Callable[[], object]) -> InForce:
+        try:
+            read()
+        except ValueError as exc:
+            return InForce(name, text, "environment", default[name], str(exc))
+        return plain(name, text)
+
+    cache_from = {CACHE_DIR_ENV: "environment", XDG_CACHE_ENV: f"environment ({XDG_CACHE_ENV})"}
+    columns = plain(COLUMNS_ENV, s.columns_text if s.columns is not None else None)
+    if s.columns_text is not None and s.columns is None:
+        unusable = f"default ({COLUMNS_ENV}={s.columns_text!r} is not a width)"
+        columns = dataclasses.replace(columns, source=unusable)
+    return [
+        InForce(CACHE_DIR_ENV, str(s.cache_dir), cache_from.get(s.cache_dir_from or "", "default"),
+                default[CACHE_DIR_ENV]),
+        plain(XDG_CACHE_ENV, _text(XDG_CACHE_ENV)),
+        plain(PLUGINS_ENV, ",".join(s.plugins) or None),
+        plain(CONFINE_ENV, s.confine),
+        plain(WEIGHTS_ENV, s.weights),
+        checked(DECODE_WORKERS_ENV, s.decode_workers_text, lambda: s.decode_workers),
+        checked(MAX_NETWORKS_ENV, s.max_networks_text, lambda: s.max_networks),
+        checked(NETWORK_CACHE_GIB_ENV, s.network_cache_gib_text, lambda: s.network_cache_bytes),
+        checked(FRAME_MEMORY_GIB_ENV, s.frame_memory_gib_text, lambda: s.frame_memory_bytes),
+        InForce(MUJOCO_GL_ENV, s.mujoco_gl, "environment" if _text(MUJOCO_GL_ENV) else "default",
+                default[MUJOCO_GL_ENV]),
+        columns,
+        plain(RAY_ADDRESS_ENV, s.ray_address),
+        *(plain(name, _text(name)) for name in ("HF_HUB_CACHE", "HF_HOME", "HF_HUB_OFFLINE")),
+    ]
 
 
 _current: Settings | None = None

@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "annotate": ("_annotate", "app", "group"),
     "train": ("_train", "app", "group"),
     "select": ("_select", "app", "group"),
+    "settings": ("_settings", "settings_cmd", "command"),
 }
 
 
@@ -91,6 +92,10 @@ def _root(
     # Other libraries' debug lines would bury robojudge's: matplotlib's font manager writes hundreds.
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
+    if verbose:  # what the run uses, where it is not the default (robojudge settings lists every one)
+        for var in settings.in_force():
+            if var.source != "default":
+                logging.getLogger("robojudge.settings").debug("%s=%s (%s)", var.name, var.value, var.source)
 
 
 def build_app(only: str | None = None) -> typer.Typer:
