@@ -1,10 +1,17 @@
 """RoboPhys-3D aggregation: taxonomy, normalization, Average Full Score, RoboPhyscore and its selection.
 
 The scores are pure: arrays and mappings in, dataclasses out. :mod:`._tables` reads a metric table
-(CSV or Parquet, with pandas, loaded only then) into them: what ``robojudge aggregate`` runs. See
+(CSV or Parquet, with pandas, loaded only then) into them: what ``robojudge aggregate`` runs;
+:mod:`._bootstrap` adds cluster-bootstrap intervals and paired differences of groups to them. See
 docs/aggregate.md.
 """
 
+from robojudge.aggregate._bootstrap import (
+    DIFFERENCE_STATISTICS,
+    BootstrapScores,
+    ScoreDifference,
+    bootstrap_scores,
+)
 from robojudge.aggregate._normalize import (
     POOL_PERCENTILES,
     Strategy,
@@ -50,6 +57,7 @@ DEFAULT_ROBOPHYSCORE_METRICS: tuple[str, ...] = load_taxonomy().robophyscore_def
 __all__ = [
     "AGREEMENT_STATISTICS",
     "CORRELATION_PARTS",
+    "DIFFERENCE_STATISTICS",
     "DEFAULT_ROBOPHYSCORE_METRICS",
     "DEFAULT_THRESHOLDS",
     "POOL_PERCENTILES",
@@ -58,18 +66,21 @@ __all__ = [
     "TASK_SUCCESS_SUBDIM",
     "AggregateInputError",
     "Agreement",
+    "BootstrapScores",
     "FullScore",
     "MacroAverage",
     "MetricSpec",
     "Missing",
     "NormalizationKind",
     "Selection",
+    "ScoreDifference",
     "SelectionInput",
     "SensitivityRow",
     "Strategy",
     "Taxonomy",
     "affine_clip",
     "agreement",
+    "bootstrap_scores",
     "correlations_from_table",
     "average_full_score",
     "load_taxonomy",
