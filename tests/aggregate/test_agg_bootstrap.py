@@ -143,7 +143,9 @@ def test_a_group_better_on_every_clip_is_told_apart():
                            diff=("new", "old"))
     t = res.table.set_index("generator")
     assert t.loc["new", "afs_low"] < t.loc["old", "afs_high"]  # overlapping marginal intervals
-    afs, rps = res.differences
+    afs, rps, *levels = res.differences
+    assert [d.statistic for d in levels] == ["level_1", "level_2", "level_3", "level_4"]
+    assert all(d.low > 0 for d in levels)
     assert afs.low > 0 and afs.prob_a_above == 1.0
     assert afs.value == pytest.approx(4 * 0.02, abs=0.01)  # one metric per level: 0.02 on each of 4 levels
     assert rps.statistic == "robophyscore" and rps.low > 0

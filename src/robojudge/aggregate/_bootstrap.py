@@ -58,8 +58,9 @@ FloatArray = npt.NDArray[np.float64]
 
 #: The column that stratifies the resampling where a table has it, as in the rest of robojudge.
 STRATA_COLUMN = "source"
-#: The statistics whose difference :func:`bootstrap_scores` gives for two groups.
-DIFFERENCE_STATISTICS = ("afs", "robophyscore")
+#: The statistics whose difference :func:`bootstrap_scores` gives for two groups, in this order (the
+#: level totals follow them, as the table has them).
+DIFFERENCE_STATISTICS = ("afs", "robophyscore", "level_1", "level_2", "level_3", "level_4")
 # Replicates and rows handled at once are kept under this many cells (memory, not results).
 _CELLS = 4_000_000
 _SHOWN = 5
@@ -70,7 +71,7 @@ class ScoreDifference:
     """``a`` minus ``b`` on one statistic, on the same cluster draws (paired).
 
     Attributes:
-        statistic: ``"afs"`` or ``"robophyscore"``.
+        statistic: ``"afs"``, ``"robophyscore"`` or ``"level_<k>"``.
         a: The first group's label, ``b`` the second's (``/`` joins the values of several ``by`` columns).
         value: The difference of the point estimates.
         low: Lower end of its percentile interval (NaN where withheld, with ``why``).
@@ -80,7 +81,7 @@ class ScoreDifference:
             give 0.5. NaN where the bootstrap cannot say (too few clusters or defined replicates).
         n_clusters: Clusters behind the thinner of the two groups.
         n_shared: Clusters holding rows of both groups: the pairing rests on those.
-        why: Why no interval is shown, or None.
+        why: Why no interval is shown (or no difference: a group without a value), or None.
         replicates: Replicates the interval rests on where fewer than drawn, else None.
     """
 
@@ -104,8 +105,8 @@ class BootstrapScores:
     Attributes:
         table: :func:`scores_from_table`'s frame with ``<name>_low`` and ``<name>_high`` after ``afs``,
             ``robophyscore`` and each ``level_<k>`` (NaN where withheld; ``why`` says why).
-        differences: One :class:`ScoreDifference` per statistic of :data:`DIFFERENCE_STATISTICS` when two
-            groups were named, else empty.
+        differences: One :class:`ScoreDifference` per statistic of :data:`DIFFERENCE_STATISTICS` (those
+            the table has) when two groups were named, else empty.
         why: ``(group label, statistic) -> reason`` for every interval withheld from a value.
         n_replicates: Replicates drawn.
         seed: Their seed.
@@ -193,7 +194,7 @@ def bootstrap_scores(
             so their own uncertainty is left out (``note`` says so).
         seed: Seed of the draws (default :data:`robojudge.DEFAULT_SEED`; None: fresh ones).
         level: Coverage of the intervals.
-        diff: Two group labels ``(a, b)``: adds ``a`` minus ``b`` on AFS and RoboPhyscore.
+        diff: Two group labels ``(a, b)``: adds ``a`` minus ``b`` on AFS, RoboPhyscore and each level.
         normalized: As in :func:`scores_from_table`, and so are ``strategy``, ``macro``, ``missing``,
             ``metrics``, ``source`` and ``note`` (which also hears of withheld intervals).
 
@@ -311,8 +312,8 @@ def _rows(frame: pd.DataFrame, long: pd.DataFrame, keys: list[str], macro: str |
         absent = grid[grid["_have"].isna()].drop(columns="_have").assign(value=np.nan, set=False)
         work = pd.concat([work, absent[work.columns]], ignore_index=True) if len(absent) else work
     if keys:  # (each group's label from its first row: the values of its keys, joined by "/")
-        _, first = np.unique(work["group"].to_numpy()[:len(long)], return_index=True)
-        labels_out = ["/".join(map(str, long[keys].iloc[i])) for i in first]
+        _, leads = np.unique(work["group"].to_numpy()[:len(long)], return_index=True)
+        labels_out = ["/".join(map(str, long[keys].iloc[i])) for i in leads]
     else:
         labels_out = ["all rows"]
     cell_group = np.zeros(int(work["cell"].max()) + 1 if len(work) else 0, dtype=np.intp)
@@ -467,9 +468,11 @@ def _differences(diff: tuple[str, str], rows: _Rows, reps: dict[str, FloatArray]
         kept = bool(keep[0]) and math.isfinite(value)
         if not (kept or (reason[0] in CONSTANT_WHYS and math.isfinite(value))):
             prob = math.nan
+        lacking = [g for g, i in ((a_label, a), (b_label, b)) if not math.isfinite(point[name].iloc[i])]
+        why = (f"{' and '.join(lacking)} {'have' if len(lacking) > 1 else 'has'} no {name}" if lacking
+               else None if kept else str(reason[0]))
         out.append(ScoreDifference(name, a_label, b_label, value, float(low[0]) if kept else math.nan,
-                                   float(high[0]) if kept else math.nan, prob, n, int(shared),
-                                   None if kept or not math.isfinite(value) else str(reason[0]),
+                                   float(high[0]) if kept else math.nan, prob, n, int(shared), why,
                                    used[0] if kept else None))
     return tuple(out)
 

@@ -78,8 +78,8 @@ def scores_cmd(
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap."),
     level: float = typer.Option(0.95, "--level", "--ci", min=0.5, max=0.999, help="Interval coverage."),
     diff: str | None = typer.Option(None, "--diff", help="With --bootstrap: two groups A,B; print A minus B "
-                                    "on afs and robophyscore (paired, with its interval and P(A > B)) "
-                                    "instead of the table."),
+                                    "on afs, robophyscore and each level (paired, with its interval and "
+                                    "P(A > B)) instead of the table."),
 ) -> None:
     """AFS, RoboPhyscore, level and sub-dimension scores per group, in the paper's table conventions.
 
