@@ -348,7 +348,8 @@ def robophys_section(inp: ReportInput) -> Section:
                if {m for ms in partial.values() for m in ms} & _stale_metrics(inp) else "unscored or failed")
         table.note = ("Best per column in bold, among the generators measured on all their items by the "
                       f"metrics under it. Measured on some items only (the others {why}), so "
-                      f"averaged over those and not compared: {shown}.")
+                      f"averaged over those and not compared: {shown}. ")
+    table.note += _NOT_A_TEST
     sec.tables.append(table)
     if coverage is not None:
         sec.tables.append(coverage)
@@ -359,6 +360,14 @@ def robophys_section(inp: ReportInput) -> Section:
         sec.intro += (f" The radar chart needs at least three covered sub-dimensions; this run covers "
                       f"{len(dims)}.")
     return sec
+
+
+#: Under the scores table: its values have no intervals, so the bold is no test (audit abcompare F5).
+_NOT_A_TEST = ("Bold marks a column's highest value, not a significant difference: these values have no "
+               "intervals. For intervals per generator and the paired difference of two, run `robojudge "
+               "aggregate scores --in results.csv --by generator --strategy percentile --missing drop "
+               "--bootstrap 1000 --cluster clip_id [--diff A,B]` on the report's results.csv (or a `results "
+               "export --suite`); its afs needs all four levels, where this table sums the covered ones.")
 
 
 def _stale_metrics(inp: ReportInput) -> set[str]:
