@@ -367,7 +367,8 @@ _NOT_A_TEST = ("Bold marks a column's highest value, not a significant differenc
                "intervals. For intervals per generator and the paired difference of two, run `robojudge "
                "aggregate scores --in results.csv --by generator --strategy percentile --missing drop "
                "--bootstrap 1000 --cluster clip_id [--diff A,B]` on the report's results.csv (or a `results "
-               "export --suite`); its afs needs all four levels, where this table sums the covered ones.")
+               "export --suite`), in the paper's conventions: level totals, not means, and an afs that "
+               "needs all four levels.")
 
 
 def _stale_metrics(inp: ReportInput) -> set[str]:
