@@ -249,7 +249,8 @@ def bootstrap_scores(
         table.insert(at + 1, f"{name}_high", np.where(keep, high, np.nan))
     differences = () if diff is None else _differences(diff, rows, reps, point, clusters, boot, level, source)
     if note is not None:
-        _notes(note, why, differences, boot, rows, cluster, strata is not None)
+        _notes(note, why, differences, boot, rows, cluster, "items" if "_item" in long.columns else "rows",
+               strata is not None)
     return BootstrapScores(table, differences, why, bootstrap, seed, level, boot.n_clusters, boot.n_strata,
                            boot.n_lone_clusters, cluster, STRATA_COLUMN if strata is not None else None, reps)
 
@@ -478,8 +479,10 @@ def _differences(diff: tuple[str, str], rows: _Rows, reps: dict[str, FloatArray]
 
 
 def _notes(note: Note, why: dict[tuple[str, str], str], differences: Sequence[ScoreDifference],
-           boot: ClusterBootstrap, rows: _Rows, cluster: str | None, stratified: bool) -> None:
-    what = f"clusters of {cluster!r}" if cluster else "items (one cluster each; --cluster COL pairs clips)"
+           boot: ClusterBootstrap, rows: _Rows, cluster: str | None, unit: str, stratified: bool) -> None:
+    """``unit``: what is its own cluster without ``cluster`` (``"items"`` or ``"rows"``)."""
+    what = (f"clusters of {cluster!r}" if cluster is not None
+            else f"{unit} (each its own cluster; --cluster COL draws the rows of a clip together)")
     strata = f" within {boot.n_strata} {STRATA_COLUMN}(s)" if stratified else ""
     note(f"bootstrap: {boot.n_replicates} replicates drawing {boot.n_clusters} {what}{strata}; the same "
          "draws serve every group")
