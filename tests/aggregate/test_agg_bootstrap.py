@@ -173,6 +173,17 @@ def test_a_clip_in_two_sources_is_refused():
         bootstrap_scores(df, by=["generator"], bootstrap=10, cluster="clip_id", missing="drop")
 
 
+def test_an_empty_cluster_cell_names_its_line(tmp_path):
+    df = _table(n_clips=4)
+    df.loc[5, "clip_id"] = ""
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    out = CliRunner().invoke(app, ["aggregate", "scores", "--in", str(path), "--by", "generator", "--missing",
+                                   "drop", "--bootstrap", "10", "--cluster", "clip_id"])
+    assert out.exit_code != 0
+    assert f"{path} line 7, item '{df.loc[5, 'item_id']}', column 'clip_id': empty cluster cell" in out.output
+
+
 def test_bad_arguments():
     with pytest.raises(AggregateInputError, match="no column 'clip'"):
         bootstrap_scores(_table(), by=["generator"], cluster="clip")
@@ -195,6 +206,10 @@ def test_cli_columns_and_difference(tmp_path):
     lines = diff.stdout.splitlines()
     assert lines[0] == "statistic,a,b,difference,low,high,p_a_above_b,n_clusters,n_shared_clusters,why"
     assert lines[1].startswith("afs,new,old,") and ",1.0,30,30," in lines[1]
+    narrow = runner.invoke(app, [*base, "--bootstrap", "200", "--cluster", "clip_id", "--ci", "0.5"])
+    wide = [float(x) for x in out.stdout.splitlines()[1].split(",")[2:4]]
+    half = [float(x) for x in narrow.stdout.splitlines()[1].split(",")[2:4]]
+    assert wide[0] < half[0] < half[1] < wide[1]  # --ci is --level
     plain = runner.invoke(app, base)
     assert "afs_low" not in plain.stdout  # off by default
     refused = runner.invoke(app, [*base, "--diff", "new,old"])
