@@ -166,6 +166,20 @@ def test_fewer_than_three_clusters_withhold_the_interval():
     assert math.isnan(afs.low) and math.isnan(afs.prob_a_above) and "2 cluster(s)" in (afs.why or "")
 
 
+def test_an_interval_on_fewer_replicates_says_so():
+    # "a" is on 4 of 30 clips: about (26/30)^30, 1.4% of the replicates, draw none of them and give it no
+    # value; its interval rests on the others, and a note counts them.
+    df = _table()
+    df = df[(df["generator"] == "new") | df["clip_id"].isin(["c0", "c1", "c2", "c3"])]
+    notes = []
+    res = bootstrap_scores(df, by=["generator"], bootstrap=1000, cluster="clip_id", missing="drop",
+                           note=notes.append)
+    undefined = int(np.isnan(res.replicates["afs"][:, list(res.table["generator"]).index("old")]).sum())
+    assert 0 < undefined < 100
+    assert res.table.set_index("generator").loc["old", "afs_low"] > 0
+    assert any(f"old afs {1000 - undefined} of 1000" in n for n in notes)
+
+
 def test_a_clip_in_two_sources_is_refused():
     df = _table(n_clips=4)
     df["source"] = np.where(df["generator"] == "new", "s2", "s1")  # clip c0 in s1 (old) and s2 (new)

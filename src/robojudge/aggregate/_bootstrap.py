@@ -234,14 +234,18 @@ def bootstrap_scores(
                          for g in range(rows.n_groups)], dtype=np.int64)
     table = point.copy()
     why: dict[tuple[str, str], str] = {}
+    partial: list[str] = []
     for name in _statistics(point):
         rep = reps[name]
         value = point[name].to_numpy(dtype=float)
         low, high, _ = summarize_replicates(rep.T, level)
-        keep, reason, _ = interval_gate(np.isfinite(rep).sum(axis=0), clusters, bootstrap,
+        keep, reason, used = interval_gate(np.isfinite(rep).sum(axis=0), clusters, bootstrap,
                                         constant=constant_replicates(rep.T),
                                         one_per_stratum=boot.one_per_stratum)
         keep &= np.isfinite(value)
+        for g in np.flatnonzero(keep):
+            if used[g] is not None:
+                partial.append(f"{rows.labels[g]} {name} {used[g]} of {bootstrap}")
         for g in np.flatnonzero(~keep & np.isfinite(value)):
             why[(rows.labels[g], name)] = str(reason[g])
         at = table.columns.get_loc(name) + 1
@@ -251,6 +255,10 @@ def bootstrap_scores(
     if note is not None:
         _notes(note, why, differences, boot, rows, cluster, "items" if "_item" in long.columns else "rows",
                strata is not None)
+        if partial:
+            more = f" and {len(partial) - _SHOWN} more" if len(partial) > _SHOWN else ""
+            note(f"some intervals rest on fewer replicates than drawn (the others draw none of the "
+                 f"group's clips with a value): {', '.join(partial[:_SHOWN])}{more}")
     return BootstrapScores(table, differences, why, bootstrap, seed, level, boot.n_clusters, boot.n_strata,
                            boot.n_lone_clusters, cluster, STRATA_COLUMN if strata is not None else None, reps)
 
