@@ -157,3 +157,12 @@ def test_a_group_of_identical_values_gets_no_interval_and_says_why():
     clip = {f"c{k}-{g}": f"c{k}" for k in range(3) for g in "xy"}
     (c,) = summarize([_row(i, 2.0) for i in clip], dict.fromkeys(clip, "T"), cluster_of=clip)
     assert c.constant and c.ci_clips == 3 and math.isnan(c.ci_low)
+
+
+def test_identical_values_whose_mean_rounds_off_them_are_still_constant():
+    # 30 copies of this float sum to a mean an ulp above it, with a std of 2.3e-16: an exact test of
+    # std == 0 printed the zero-width interval [0.95, 0.95].
+    v = 0.9523526191711427
+    (s,) = summarize([_row(f"i{k}", v) for k in range(30)], {f"i{k}": "G" for k in range(30)})
+    assert s.mean != v and s.std > 0  # the rounding the test is about
+    assert s.constant and math.isnan(s.ci_low) and math.isnan(s.ci_high)
