@@ -31,7 +31,7 @@ from robojudge.meta import (
     manifest_costs,
 )
 from robojudge.metric_info import NOT_VIDEO_QUALITY, direction, registry_config_key
-from robojudge.metrics import ALL_METRICS
+from robojudge.metrics import ALL_METRICS, Provider
 from robojudge.report import (
     audit_section,
     config_differences,
@@ -50,8 +50,8 @@ from robojudge.run import (
     stale_rows,
     suite_store_url,
 )
-from robojudge.store import ResultRow, ResultStore, default_db_url
-from robojudge.suite import load_suite
+from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
+from robojudge.suite import Item, load_suite
 
 
 @dataclass
@@ -171,7 +171,8 @@ def audit_acceleration(
             these generators' items). The metrics that say nothing about a video's quality
             (:data:`robojudge.metric_info.NOT_VIDEO_QUALITY`) are left out when they come from the
             store or from ``all`` (the run's ``not_quality_left_out``), and audited when named here by
-            their id (``not_quality_named``).
+            their id (``not_quality_named``). An external metric (provider ``external``) is not scored:
+            its imported rows are read, as without ``metrics``.
         configs: Per-metric config values (as ``robojudge score --set``): what ``metrics`` are
             scored and audited with; without ``metrics``, which stored configuration of a metric is
             audited. Each metric is audited under one configuration
@@ -197,7 +198,8 @@ def audit_acceleration(
 
     Raises:
         ValueError: Bad generators (none of their items in the suite, dense among the accelerated,
-            two rollouts of one generator for one clip), a ``level`` that is not finite,
+            two rollouts of one generator for one clip), an external metric in ``metrics`` with no
+            imported value stored for these generators, a ``level`` that is not finite,
             ``retry_errors`` without ``metrics``, or nothing to audit.
         robojudge.audit.TimingError: A bad timing file.
         robojudge.store.StoreError: No store to read.
@@ -222,6 +224,7 @@ def audit_acceleration(
     requests: list[MetricRequest] | None = None
     left_out: set[str] = set()
     named: list[str] = []
+    external: list[str] = []
     if metrics:
         requests = build_requests(list(metrics), configs)
         asked_by_id = {m for m in metrics if m != ALL_METRICS}
@@ -230,10 +233,17 @@ def audit_acceleration(
         requests = [r for r in requests if r.id not in left_out]  # not even scored
         wanted = [r.id for r in requests]
         url = db or default_db_url(default_run_dir(manifest))
-        with ResultStore(url) as store:
-            away = {w.item_id for w in suite.files_missing}
-            scored = score_items([it for it in items if it.item_id not in away], requests, store,
-                                 workers=workers, retry_errors=retry_errors, progress=progress)
+        # An external metric is not computed here: scoring it wrote one error row per item, and those rows
+        # then hid its imported values. Its imported rows are read instead (refused when there are none).
+        external = [r.id for r in requests if r.spec.provider is Provider.external]
+        if external:
+            _imported_or_refuse(url, external, items, gens)
+            requests = [r for r in requests if r.id not in external]
+        if requests:
+            with ResultStore(url) as store:
+                away = {w.item_id for w in suite.files_missing}
+                scored = score_items([it for it in items if it.item_id not in away], requests, store,
+                                     workers=workers, retry_errors=retry_errors, progress=progress)
     else:
         url = suite_store_url(manifest, db)
     with ResultStore(url, read_only=True) as store:
@@ -249,8 +259,17 @@ def audit_acceleration(
         # a --set of a metric left out here is said by the left-out note alone (it is stored, not missing)
         configs = {m: v for m, v in (configs or {}).items() if m not in left_out}
     asked = None if requests is None else [(r.id, r.config_hash, r.spec.version) for r in requests]
-    keep, notes = current_configs(rows, {it.item_id for it in items}, requested=asked, configs=configs,
+    ids = {it.item_id for it in items}
+    keep, notes = current_configs([r for r in rows if r.metric not in external], ids, requested=asked,
+                                  configs={m: v for m, v in (configs or {}).items() if m not in external},
                                   config_key=config_key)
+    if external:  # chosen among the stored configurations, as without --metrics
+        more, said = current_configs([r for r in rows if r.metric in external], ids,
+                                     configs={m: v for m, v in (configs or {}).items() if m in external},
+                                     config_key=config_key)
+        keep |= more
+        notes += said
+        asked = [*(asked or []), *sorted(k for k in more)]
     rows = [r for r in rows if (r.metric, r.config_hash, r.version) in keep]
     stale = _stale_read(stale, keep, asked, left_out)
     got = audit_scores(rows, items, gens, wanted)
@@ -275,6 +294,25 @@ def audit_acceleration(
     if out_dir is not None:
         run.written = write_acceleration(run, out_dir, source=str(manifest))
     return run
+
+
+def _imported_or_refuse(url: str, metrics: Sequence[str], items: Sequence[Item], gens: Sequence[str]) -> None:
+    """Refuse external ``metrics`` of which no value is stored for ``items``, with the way to import them."""
+    ids = {it.item_id for it in items}
+    try:
+        with ResultStore(url, read_only=True) as store:
+            rows = store.rows()
+    except StoreError:  # no store yet: nothing imported
+        rows = []
+    have = {r.metric for r in rows if r.item_id in ids and r.status == "ok" and r.value is not None
+            and not math.isnan(r.value)}
+    missing = [m for m in metrics if m not in have]
+    if missing:
+        raise ValueError(f"{', '.join(missing)}: provided by an external pipeline, not computed by "
+                         f"robojudge, and no value of {'it' if len(missing) == 1 else 'them'} is stored in "
+                         f"{url} for "
+                         f"generators {', '.join(gens)}: bring the values in with `robojudge results import "
+                         f"FILE --db {url}` (docs/external.md), then run the audit again")
 
 
 def _stale_read(stale: Sequence[ResultRow], keep: set[tuple[str, str, str]],

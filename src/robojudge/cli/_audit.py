@@ -59,8 +59,9 @@ def acceleration_cmd(
     dense: str = typer.Option(..., "--dense", help="The dense generator (speedup 1, Q 1)."),
     accelerated: str = typer.Option(..., "--accelerated", help="Comma-separated accelerated generators."),
     metrics: str | None = typer.Option(
-        None, "--metrics", "-m", help="Comma-separated metric ids to score first (stored results are reused) "
-        "and audit \\[default: every metric already stored for these generators]."),
+        None, "--metrics", "-m", help="Comma-separated metric ids to score first (stored results are reused; "
+        "an external metric's imported values are read, not scored) and audit \\[default: every metric "
+        "already stored for these generators]."),
     settings: list[str] = typer.Option([], "--set", help="Metric setting METRIC.KEY=VALUE (repeatable): the "
                                        "configuration scored and audited (without --metrics: the stored one "
                                        "audited) \\[default: the metric's default configuration]."),

@@ -89,7 +89,9 @@ def current_configs(
     for, as scored), exactly their configurations. Without, each metric stored for ``item_ids``: the
     configuration ``configs`` gives it (``--set``); else the only one stored; else, stored under
     several, its default configuration at its current version (``config_key(metric, None)``), as
-    ``robojudge score`` without ``--set`` computes it. A metric whose chosen configuration is not
+    ``robojudge score`` without ``--set`` computes it. Without ``requested`` or ``configs``, a
+    configuration whose rows are all failures (or unscored) is chosen only where no other holds a value.
+    A metric whose chosen configuration is not
     stored is left out, and so is one stored under several when its default is not known (an id
     ``config_key`` does not know, or no ``config_key``).
 
@@ -118,9 +120,15 @@ def current_configs(
         return config_key(mid, configs[mid])  # an unknown id or a bad value is an error
 
     stored: dict[str, set[tuple[str, str]]] = {}
+    valued: dict[str, set[tuple[str, str]]] = {}  # the configurations with at least one value
     for r in rows:
         if r.item_id in item_ids and r.superseded_at is None:
             stored.setdefault(r.metric, set()).add((r.config_hash, r.version))
+            if r.status == "ok" and r.value is not None and not math.isnan(r.value):
+                valued.setdefault(r.metric, set()).add((r.config_hash, r.version))
+    # A configuration holding only failures (a metric scored where it cannot run, such as an external
+    # one named with --metrics before this was refused) never displaces one with values.
+    failed_only = {(mid, k) for mid, keys in stored.items() for k in keys - valued.get(mid, set())}
     chosen: dict[str, tuple[tuple[str, str], str]] = {}  # metric -> (key, which configuration it is)
     notes: list[str] = []
     if requested is not None:
@@ -137,6 +145,9 @@ def current_configs(
             if mid in configs:
                 chosen[mid] = (asked(mid), "the --set configuration")
                 continue
+            narrowed = bool(valued.get(mid)) and valued[mid] != keys
+            if narrowed:
+                keys = valued[mid]
             default: tuple[str, str] | None = None
             if config_key is not None:
                 try:
@@ -145,8 +156,9 @@ def current_configs(
                     default = None
             if len(keys) == 1:
                 only = next(iter(keys))
-                chosen[mid] = (only, "its only stored configuration")
-                if default is not None and only != default:
+                chosen[mid] = (only, "its only configuration with values" if narrowed else
+                               "its only stored configuration")
+                if default is not None and only != default and (mid, default) not in failed_only:
                     notes.append(f"{mid}: audited its only stored configuration ({_key_text(*only)}), which "
                                  f"is not its default one ({_key_text(*default)})")
             elif default is None:
@@ -159,16 +171,19 @@ def current_configs(
     keep: set[StoreKey] = set()
     for mid, (key, which) in chosen.items():
         others = sorted(stored.get(mid, set()) - {key})
-        if key not in stored.get(mid, set()) and requested is None:
+        candidates = stored.get(mid, set()) if mid in configs else valued.get(mid) or stored.get(mid, set())
+        if key not in candidates and requested is None:
             fix = (f"score it with --metrics {mid}" if mid in configs else f"name the stored one with --set "
                    f"{mid}.KEY=VALUE, or score the default with --metrics {mid}")
+            held = " (stored with failures only)" if (mid, key) in failed_only else ""
             notes.append(f"{mid}: left out: stored under {'; '.join(_key_text(*k) for k in others)}, not "
-                         f"{which} ({_key_text(*key)}); {fix}")
+                         f"{which} ({_key_text(*key)}{held}); {fix}")
             continue
         keep.add((mid, *key))
         if others:
+            said = [_key_text(*k) + (" (failures only)" if (mid, k) in failed_only else "") for k in others]
             notes.append(f"{mid}: audited {which} ({_key_text(*key)}); left out its rows under "
-                         f"{'; '.join(_key_text(*k) for k in others)}")
+                         f"{'; '.join(said)}")
     return keep, notes
 
 
