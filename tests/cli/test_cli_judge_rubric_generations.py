@@ -52,8 +52,9 @@ def test_rejudged_with_new_rubrics_leaderboards_take_the_paired_judge(tmp_path: 
 
     board = _run("leaderboard", "judges", str(suite), "--db", db, "--bootstrap", "0")
     assert board.exit_code == 0, board.output
+    table2 = board.stdout.split("paired differences between judges")[0]  # (the differences name them too)
     lines = [ln.replace("\u2020", "").replace("\u25b2", "").split()  # (small n, best per column)
-             for ln in board.stdout.splitlines() if ln.lstrip()[:3] == "mk "]
+             for ln in table2.splitlines() if ln.lstrip()[:3] == "mk "]
     # label (6 words), scored 8, unscored 0, then PA, IA and Overall r, Acc and MSE: judge 3 and 4
     # against labels 3 and 4 is exact (r is "-": the labels do not vary within an axis, so neither does
     # the pooled Overall r, which would only measure the gap between the axes' means)

@@ -55,7 +55,8 @@ def test_run_folder_finds_its_manifest_and_writes_every_section(tmp_path):
     write_run(tmp_path / "run")
     res = _invoke(tmp_path / "run", "--out", tmp_path / "out", "--bootstrap", "50")
     assert res.exit_code == 0, res.output
-    assert "Judges against the labels: 4 plots, 3 tables" in res.output
+    # Table 2, the vlm - calibrated differences, every statistic, the confusion counts
+    assert "Judges against the labels: 4 plots, 4 tables" in res.output
     assert "Generator leaderboard: 1 plots, 1 tables" in res.output
     tables = tmp_path / "out" / "tables"
     assert {p.stem for p in tables.glob("*.tex")} >= {"judges", "leaderboard", "robophys", "metric_agreement"}

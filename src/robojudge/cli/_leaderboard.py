@@ -301,13 +301,16 @@ def judges(
     bootstrap: int = typer.Option(2000, "--bootstrap", min=0, help=E1_HELP),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the bootstrap and of the folds."),
     level: float = typer.Option(0.95, "--level", min=0.5, max=0.999, help="Interval coverage."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write judges.md and judges.csv here."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write judges.md, judges.csv and "
+                                    "judge_differences.csv here."),
     random: bool = typer.Option(True, "--random/--no-random",
                                 help="Add the random (expected) row: the chance level of Table 2's Random "
                                 "Baseline, worked out from the labels."),
     as_json: bool = typer.Option(False, "--json", help="Print the agreement report as JSON."),
 ) -> None:
-    """Judges against the suite's labels in the layout of RoboJudge Table 2, best per column marked.
+    """Judges against the suite's labels in the layout of RoboJudge Table 2, best per column marked,
+    and the paired differences between judges (every pair, or past 6 judges each against the one with
+    the largest Overall r).
 
     Without any stored VLM judge the table still holds the metric-calibrated judge, whose scores are
     all held out (cross-validation grouped by clip).
@@ -346,6 +349,22 @@ def judges(
                       judges_table_note(table_rows, report))
         if note:
             console.print(note, highlight=False)
+        if report.differences:  # App. E.1's paired differences: what the marks above do not test
+            from robojudge.report._judge_differences import (
+                BEST_NOT_A_TEST,
+                DIFFERENCE_HEADERS,
+                difference_rows,
+                differences_intro,
+            )
+
+            console.print(BEST_NOT_A_TEST, highlight=False, markup=False)
+            diff = Table(title="paired differences between judges", title_justify="left", box=box.SIMPLE_HEAD)
+            for name in DIFFERENCE_HEADERS:
+                add_column(diff, name, fold=name in ("a", "b"))
+            for cells in difference_rows(report):
+                diff.add_row(*(Text(c) for c in cells))
+            print_table(diff)
+            console.print(differences_intro(report), highlight=False, markup=False)
     if out is not None:
         paths = write_judges(table_rows, report, out, note=note)
         wrote = ", ".join(str(p) for p in paths)

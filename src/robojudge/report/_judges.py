@@ -31,6 +31,12 @@ from robojudge.meta import (
     chance_agreement,
 )
 from robojudge.meta._agreement import FloatArray
+from robojudge.report._judge_differences import (
+    BEST_NOT_A_TEST,
+    difference_csv_rows,
+    difference_pairs,
+    differences_markdown,
+)
 from robojudge.report._labels import compared_group
 from robojudge.report._leaderboard import (
     AXES,
@@ -355,8 +361,10 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
         raise ValueError(f"no judge results to compare, and {problem}" if problem
                          else "no judge results and no metric values in the store")
     clusters = clusters_of(labelled)
+    # The pairs' differences are taken on the draws of the judges' own intervals (App. E.1's paired
+    # bootstrap).
     report = agreement_table(pred, human, clusters, strata, bootstrap=bootstrap, seed=seed,
-                             level=level, pairs=[], rank_stats=False)
+                             level=level, pairs=difference_pairs(pred, human), rank_stats=False)
     scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in AXES} for j, p in pred.items()}
     stages = {j.label: st for j in chosen if (st := judge_stage(j)) is not None}
     table = [replace(r, base_model=stages[r.judge][0], stage=stages[r.judge][1]) if r.judge in stages else r
@@ -548,7 +556,7 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
              "against the suite's labels; Overall r and MSE pool PA and IA, Overall Acc is the mean of the "
              f"two (RoboJudge Table 2). Best per column in bold; {ci}. Scored and unscored count labelled "
              "(item, axis) pairs; † marks fewer than 10 items or 5 clips (Overall: on either axis).", ""]
-    for extra in (judges_table_note(table, report), note):
+    for extra in (judges_table_note(table, report), note, BEST_NOT_A_TEST if report.differences else ""):
         if extra:
             lines += [md_prose(extra), ""]
     lines += [header, "| --- | ---: | ---: | " + " | ".join("---" for _ in range(3 * len(targets))) + " |"]
@@ -563,7 +571,7 @@ def judges_markdown(table: Sequence[JudgeRow], report: AgreementReport, *, title
     keys = judge_notes(table, targets, name=md_escape)  # (the judges' names escaped, the rest our own)
     if keys:
         lines += ["", *keys]
-    return "\n".join(lines + stages_lines(table, report)) + "\n"
+    return "\n".join(lines + differences_markdown(report) + stages_lines(table, report)) + "\n"
 
 
 def judge_mark(row: JudgeRow, target: str, col: str) -> str:
@@ -612,7 +620,9 @@ def stages_lines(table: Sequence[JudgeRow], report: AgreementReport) -> list[str
 
 def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: str | Path, *,
                  note: str = "", named: bool = True) -> list[Path]:
-    """Write ``judges.md`` and ``judges.csv``; the CSV has ``<target>_<col>_best`` booleans.
+    """Write ``judges.md``, ``judges.csv`` and ``judge_differences.csv``; the first CSV has
+    ``<target>_<col>_best`` booleans, the second the paired differences between judges
+    (:mod:`robojudge.report._judge_differences`; a header only without a pair).
 
     ``named``: as :func:`robojudge.report.write_leaderboard`'s (False: links in ``out_dir`` are followed
     only while they stay inside it).
@@ -640,8 +650,12 @@ def write_judges(table: Sequence[JudgeRow], report: AgreementReport, out_dir: st
                         vals += [e.value, e.low, e.high, (t, col) in row.best]
                 vals += [row.stage or "", row.base_model or ""]
                 w.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in vals])
+        with files.open(out / "judge_differences.csv", newline="") as f:
+            dw = SafeCsvWriter(f)
+            for line in difference_csv_rows(report):
+                dw.writerow(line)
         files.write_text(out / "judges.md", judges_markdown(table, report, note=note))
-    return [out / "judges.md", out / "judges.csv"]
+    return [out / "judges.md", out / "judges.csv", out / "judge_differences.csv"]
 
 
 def served_model_notes(rows: Iterable[ResultRow], judges: Sequence[JudgeSeries]) -> list[str]:

@@ -9,6 +9,14 @@ import numpy as np
 from robojudge import PAPER_REPLICATES
 from robojudge.meta import OVERALL, STATISTICS, AgreementReport, Estimate, Leaderboard, kendall_interval
 from robojudge.report import _plots
+from robojudge.report._judge_differences import (
+    BEST_NOT_A_TEST,
+    DIFFERENCE_COLUMNS,
+    DIFFERENCE_HEADERS,
+    differences_intro,
+    differs_on,
+    shared_text,
+)
 from robojudge.report._judges import (
     JUDGE_COLUMNS,
     chance_note,
@@ -123,7 +131,8 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                               for t in targets for col, _, _ in JUDGE_COLUMNS)
     table2 = Table("judges", "Judges in the layout of RoboJudge Table 2", cols,
                    note=" ".join(n for n in (judges_table_note(table_rows, report), *chance_note(listed),
-                                             *withheld) if n))
+                                             *withheld, BEST_NOT_A_TEST if report.differences else "")
+                                 if n))
     for row in listed:
         cells = [text(row.judge), text(sum(row.n.values())), text(sum(row.n_unscored.values()))]
         for t in targets:
@@ -156,7 +165,7 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
             detail.add([text(j), text(_TITLES[t]), text(c.n), text(c.n_unscored),
                          *(estimate_cell(stats[k], small=t in small_of[j], approximate=t in approximate_of[j])
                            for k in STATISTICS)])
-    sec.tables += [table2, detail]
+    sec.tables += [table2, *_differences_table(report), detail]
     # Figures, of the judges with something to draw.
     drawn = [j for j in report.judges if report.cells[j][OVERALL].n or any(report.cells[j][a].n
                                                                              for a in report.axes)]
@@ -190,6 +199,21 @@ def judges_section(inp: ReportInput) -> tuple[Section, AgreementReport | None]:
                                             for j in shown}, note=note))
     sec.tables.append(_confusion_table(report, ordered))
     return sec, report
+
+
+def _differences_table(report: AgreementReport) -> list[Table]:
+    """The paired differences between judges (:mod:`robojudge.report._judge_differences`), none without a
+    pair."""
+    if not report.differences:
+        return []
+    table = Table("judge_differences", "Paired differences between judges", list(DIFFERENCE_HEADERS),
+                  note=differences_intro(report))
+    for (a, b), per in report.differences.items():
+        for t in (*report.axes, OVERALL):
+            table.add([text(a), text(b), text(_TITLES[t]), text(shared_text(report, a, b, t)),
+                       *(estimate_cell(per[t][stat]) for _, stat in DIFFERENCE_COLUMNS),
+                       text(differs_on(report, per[t]))])
+    return [table]
 
 
 def _confusion_table(report: AgreementReport, judges: list[str]) -> Table:
