@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -93,6 +94,72 @@ def _files_missing(manifests: list[Path], ids: set[str]) -> list[ManifestProblem
             if p.item_id in ids:
                 out.setdefault(p.item_id or "", p)
     return list(out.values())
+
+
+@app.command("diff")
+def diff_cmd(
+    a: str = typer.Argument(..., help="Store A (URL, SQLite path or run folder): the \"before\"."),
+    b: str | None = typer.Argument(None, help="Store B, the \"after\" \\[default: A again, with "
+                                   "--versions]."),
+    versions: str | None = typer.Option(
+        None, "--versions", help="Two metric versions, e.g. v3,v4: version 3 of each configuration on A "
+        "against version 4 of the same configuration on B (one store: two versions within it)."),
+    metric: str | None = typer.Option(None, "--metric", help="Only this metric."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of the table."),
+) -> None:
+    """Compare stored values item by item: two stores (or run folders), or two versions in one store.
+
+    Per series (metric, config hash, version): the items with a value on both sides, their means, the mean
+    change B - A, the largest change, the items with a value on one side only, and flags where the
+    metric's versions or configurations differ between the stores or a shared item was computed with
+    other library versions. Reads the stores without writing to them.
+    """
+    from robojudge.store import diff_stores
+
+    pair: tuple[str, str] | None = None
+    if versions is not None:
+        parts = [p.strip().removeprefix("v").removeprefix("V") for p in versions.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise fail(f"--versions takes two versions, e.g. v3,v4; got {versions!r}")
+        pair = (parts[0], parts[1])
+    elif b is None:
+        raise fail("give a second store B, or --versions VA,VB to compare two versions within A")
+    try:
+        diff = diff_stores(a, b, versions=pair, metric=metric)
+    except (StoreError, ValueError) as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        typer.echo(json.dumps({"a": a, "b": b if b is not None else a, **diff.to_dict()}, indent=2))
+        return
+    if not diff.series:
+        console.print("no stored rows to compare" + (f" of metric {metric}" if metric else "")
+                      + (f" at versions {pair[0]} and {pair[1]}" if pair else ""), highlight=False,
+                      markup=False)
+        return
+    table = name_table(f"B - A per series ({escape(a)} -> {escape(b if b is not None else a)})", "metric",
+                       "config", "version", "shared", "mean A", "mean B", "mean B - A", "max |B - A|",
+                       "changed", "only A", "only B", "flags")
+    for s in diff.series:
+        version = (s.version_a or s.version_b or "") if s.version_a == s.version_b or None in (
+            s.version_a, s.version_b) else f"{s.version_a} -> {s.version_b}"
+        table.add_row(escape(s.metric), s.config_hash[:8], version, str(s.n_shared), _num(s.mean_a),
+                      _num(s.mean_b), _num(s.mean_delta), _num(s.max_abs_delta), str(s.n_changed),
+                      str(s.only_a), str(s.only_b), escape("; ".join(diff.flags(s))))
+    print_table(table)
+    for m, (va, vb) in diff.version_changes.items():
+        console.print(f"{m}: versions differ: A has {', '.join(va)}, B has {', '.join(vb)}", highlight=False,
+                      markup=False)
+    for m, (ca, cb) in diff.config_changes.items():
+        console.print(f"{m}: configurations differ: A has {', '.join(c[:8] for c in ca)}, B has "
+                      f"{', '.join(c[:8] for c in cb)}", highlight=False, markup=False)
+    for side, ids in (("A", diff.items_only_a), ("B", diff.items_only_b)):
+        if ids:
+            console.print(f"items only in {side}: {len(ids)} ({first_names(ids)})", highlight=False,
+                          markup=False)
+
+
+def _num(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.4g}"
 
 
 @app.command("status")

@@ -2,12 +2,14 @@
 
 Only this package talks SQL. ``ResultStore(url)`` opens (and if needed creates) a database; rows
 are only ever inserted, never overwritten, so recomputing is a no-op and a new metric config or
-version makes new rows. ``export_results`` writes the rows as long CSV or Parquet. ``put_rows`` is
+version makes new rows. ``export_results`` writes the rows as long CSV or Parquet; ``diff_results``
+compares the rows of two stores (or two versions in one) item by item. ``put_rows`` is
 the one way to change a stored value: it refuses a different value for a stored key unless told to
 replace it, all rows in one transaction (``robojudge results import`` uses it).
 """
 
 from robojudge._csv import ESCAPED_CELL, SafeCsvWriter
+from robojudge.store._diff import ResultsDiff, SeriesDiff, diff_results, diff_stores
 from robojudge.store._errors import NotAStoreError, StoreError
 from robojudge.store._export import (
     EXPORT_COLUMNS,
@@ -34,6 +36,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "PutOutcome",
     "ResultRow",
+    "ResultsDiff",
+    "SeriesDiff",
     "parse_libraries",
     "ResultStore",
     "RowConflictError",
@@ -42,6 +46,8 @@ __all__ = [
     "StoreError",
     "UTCDateTime",
     "default_db_url",
+    "diff_results",
+    "diff_stores",
     "display_url",
     "export_results",
     "is_stream",

@@ -1,0 +1,216 @@
+"""Stored results of two stores (or two metric versions in one) compared item by item.
+
+A series is one ``(metric, config hash, version)``: the store's key without the item. The config hash
+does not include the version (a metric moved to version 4 keeps its hash), so two versions of one
+configuration are two series and the join of two sides is on the full key, never on the hash alone
+(joining on ``(item, metric, config hash)`` paired every v3 row with the v4 row of its item as well as
+its own, and doubled the rows). :func:`diff_results` pairs, per series, the items with a value on
+both sides; with ``versions`` it pairs version ``a`` of each configuration on side A with version
+``b`` of the same configuration on side B (one store on both sides compares two versions in it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from robojudge.store._row import ResultRow, parse_libraries
+from robojudge.store._store import ResultStore
+
+#: A series' key: metric, config hash, version.
+SeriesKey = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class SeriesDiff:
+    """One series compared across the two sides.
+
+    Attributes:
+        metric, config_hash: The series' metric and configuration.
+        version_a, version_b: Its version on each side (equal unless versions were named); None where
+            the side has no row of it.
+        n_shared: Items with a value (an ``ok`` row with a finite value) on both sides.
+        mean_a, mean_b: The means of those items' values on each side (NaN without a shared item).
+        mean_delta: The mean of ``b - a`` over them; ``max_abs_delta`` the largest ``|b - a|``.
+        n_changed: Shared items whose values differ (beyond a relative ``1e-9``).
+        only_a, only_b: Items with a value on one side and none on the other (no row, a failure, NaN).
+        libraries_differ: Shared items whose recorded library versions (``details["libraries"]``) differ
+            between the sides, where both record them.
+    """
+
+    metric: str
+    config_hash: str
+    version_a: str | None
+    version_b: str | None
+    n_shared: int
+    mean_a: float
+    mean_b: float
+    mean_delta: float
+    max_abs_delta: float
+    n_changed: int
+    only_a: int
+    only_b: int
+    libraries_differ: int = 0
+
+
+@dataclass
+class ResultsDiff:
+    """What :func:`diff_results` found.
+
+    Attributes:
+        series: One entry per series (sorted by metric, config hash, versions).
+        items_only_a, items_only_b: Item ids with some row on one side and none on the other.
+        version_changes: Per metric whose set of stored versions differs between the sides (two
+            stores only), ``(versions on A, versions on B)``.
+        config_changes: Per metric whose set of config hashes differs, ``(hashes on A, hashes on B)``.
+        versions: The two versions compared, when named.
+    """
+
+    series: list[SeriesDiff] = field(default_factory=list)
+    items_only_a: list[str] = field(default_factory=list)
+    items_only_b: list[str] = field(default_factory=list)
+    version_changes: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    config_changes: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
+    versions: tuple[str, str] | None = None
+
+    def flags(self, s: SeriesDiff) -> list[str]:
+        """What sets a series apart besides its values: its metric's versions or configurations differ
+        between the sides, some shared item was computed with other library versions, or the series is
+        on one side only."""
+        out = []
+        if s.version_a is None or s.version_b is None:
+            out.append(f"only in {'B' if s.version_a is None else 'A'}")
+        if s.metric in self.version_changes:
+            out.append("versions differ")
+        if s.metric in self.config_changes:
+            out.append("configs differ")
+        if s.libraries_differ:
+            out.append(f"libraries differ on {s.libraries_differ} item(s)")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (NaN becomes None)."""
+        def clean(v: Any) -> Any:
+            return None if isinstance(v, float) and math.isnan(v) else v
+
+        return {
+            "versions": list(self.versions) if self.versions else None,
+            "series": [{**{k: clean(v) for k, v in asdict(s).items()}, "flags": self.flags(s)}
+                       for s in self.series],
+            "items_only_a": self.items_only_a, "items_only_b": self.items_only_b,
+            "version_changes": {m: {"a": a, "b": b} for m, (a, b) in self.version_changes.items()},
+            "config_changes": {m: {"a": a, "b": b} for m, (a, b) in self.config_changes.items()},
+        }
+
+
+def _has_value(r: ResultRow) -> bool:
+    return r.status == "ok" and r.value is not None and not math.isnan(r.value)
+
+
+def _libraries(r: ResultRow) -> dict[str, str] | None:
+    found = (r.details or {}).get("libraries")
+    return parse_libraries(found) if isinstance(found, str) else None
+
+
+def _current(rows: Iterable[ResultRow], metric: str | None) -> list[ResultRow]:
+    return [r for r in rows if r.superseded_at is None and (metric is None or r.metric == metric)]
+
+
+def _by_series(rows: Iterable[ResultRow]) -> dict[tuple[str, str], dict[str, dict[str, ResultRow]]]:
+    """``(metric, config hash) -> version -> item -> row``."""
+    out: dict[tuple[str, str], dict[str, dict[str, ResultRow]]] = {}
+    for r in rows:
+        out.setdefault((r.metric, r.config_hash), {}).setdefault(r.version, {})[r.item_id] = r
+    return out
+
+
+def _compare(metric: str, config_hash: str, va: str | None, vb: str | None, a: dict[str, ResultRow],
+             b: dict[str, ResultRow]) -> SeriesDiff:
+    have_a = {i for i, r in a.items() if _has_value(r)}
+    have_b = {i for i, r in b.items() if _has_value(r)}
+    shared = sorted(have_a & have_b)
+    xs = [float(a[i].value) for i in shared]  # type: ignore[arg-type]  # (_has_value: not None)
+    ys = [float(b[i].value) for i in shared]  # type: ignore[arg-type]
+    deltas = [y - x for x, y in zip(xs, ys, strict=True)]
+    n = len(shared)
+    changed = sum(not math.isclose(x, y, rel_tol=1e-9, abs_tol=0.0) for x, y in zip(xs, ys, strict=True))
+    libs = 0
+    for i in shared:
+        la, lb = _libraries(a[i]), _libraries(b[i])
+        libs += la is not None and lb is not None and la != lb
+    return SeriesDiff(metric, config_hash, va, vb, n, sum(xs) / n if n else math.nan,
+                      sum(ys) / n if n else math.nan, sum(deltas) / n if n else math.nan,
+                      max((abs(d) for d in deltas), default=math.nan), changed, len(have_a - have_b),
+                      len(have_b - have_a), libs)
+
+
+def diff_results(rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], *,
+                 versions: tuple[str, str] | None = None, metric: str | None = None) -> ResultsDiff:
+    """Compare the current rows of two sides, per series, over the items both give a value.
+
+    Args:
+        rows_a, rows_b: The two sides' stored rows (superseded ones are ignored); the same rows twice
+            with ``versions`` compare two versions within one store.
+        versions: ``(a, b)``: compare version ``a`` of each configuration on side A with version ``b``
+            of the same configuration on side B, and nothing else. Without it, each series is compared
+            with the same series (same version) of the other side.
+        metric: Only this metric.
+
+    Returns:
+        A :class:`ResultsDiff`; ``mean_delta`` is ``b - a``.
+    """
+    a_rows, b_rows = _current(rows_a, metric), _current(rows_b, metric)
+    out = ResultsDiff(versions=versions)
+    sa, sb = _by_series(a_rows), _by_series(b_rows)
+    if versions is not None:
+        va, vb = versions
+        for key in sorted(set(sa) | set(sb)):
+            a, b = sa.get(key, {}).get(va), sb.get(key, {}).get(vb)
+            if a is None and b is None:
+                continue
+            out.series.append(_compare(*key, va if a is not None else None, vb if b is not None else None,
+                                       a or {}, b or {}))
+        items_a = {r.item_id for r in a_rows if r.version == va}
+        items_b = {r.item_id for r in b_rows if r.version == vb}
+    else:
+        for key in sorted(set(sa) | set(sb)):
+            for v in sorted(set(sa.get(key, {})) | set(sb.get(key, {}))):
+                a, b = sa.get(key, {}).get(v), sb.get(key, {}).get(v)
+                out.series.append(_compare(*key, v if a is not None else None, v if b is not None else None,
+                                           a or {}, b or {}))
+        for m in sorted({r.metric for r in a_rows} & {r.metric for r in b_rows}):
+            ver_a = sorted({r.version for r in a_rows if r.metric == m})
+            ver_b = sorted({r.version for r in b_rows if r.metric == m})
+            if ver_a != ver_b:
+                out.version_changes[m] = (ver_a, ver_b)
+            cfg_a = sorted({r.config_hash for r in a_rows if r.metric == m})
+            cfg_b = sorted({r.config_hash for r in b_rows if r.metric == m})
+            if cfg_a != cfg_b:
+                out.config_changes[m] = (cfg_a, cfg_b)
+        items_a, items_b = {r.item_id for r in a_rows}, {r.item_id for r in b_rows}
+    out.items_only_a = sorted(items_a - items_b)
+    out.items_only_b = sorted(items_b - items_a)
+    return out
+
+
+def diff_stores(a: str, b: str | None = None, *, versions: tuple[str, str] | None = None,
+                metric: str | None = None) -> ResultsDiff:
+    """:func:`diff_results` of two stores (URLs, SQLite paths or run folders), opened read-only; ``b``
+    None reads ``a`` on both sides (with ``versions``: two versions within one store).
+
+    Raises:
+        StoreError: A store that cannot be read.
+        ValueError: Neither ``b`` nor ``versions``: a store against itself compares nothing.
+    """
+    if b is None and versions is None:
+        raise ValueError("give a second store, or two versions to compare within one (versions=(a, b))")
+    with ResultStore(a, read_only=True) as store:
+        rows_a = store.rows()
+    if b is None:
+        rows_b = rows_a
+    else:
+        with ResultStore(b, read_only=True) as store:
+            rows_b = store.rows()
+    return diff_results(rows_a, rows_b, versions=versions, metric=metric)

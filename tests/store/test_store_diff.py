@@ -1,0 +1,93 @@
+"""Two stores (or two metric versions in one) compared item by item: ``diff_results`` and ``robojudge
+results diff``. There was no way to do it short of joining two exports by hand, and the natural join on
+(item, metric, config hash) pairs a v3 row with the v4 row of its item too: the config hash does not
+include the version."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from robojudge.cli import app
+from robojudge.store import ResultRow, ResultStore, diff_results, diff_stores
+
+
+def _row(item: str, value: float | None, *, metric: str = "m", version: str = "3", config: str = "h1",
+         status: str = "ok", libraries: str | None = None) -> ResultRow:
+    details = {"libraries": libraries} if libraries else None
+    return ResultRow(item_id=item, metric=metric, config_hash=config, version=version, status=status,  # type: ignore[arg-type]
+                     value=value, details=details)
+
+
+def _store(path: Path, rows: list[ResultRow]) -> str:
+    url = f"sqlite:///{path}"
+    with ResultStore(url) as store:
+        store.add(rows)
+    return url
+
+
+def test_two_sides_are_joined_per_series_on_the_items_both_give_a_value() -> None:
+    a = [_row("i1", 1.0), _row("i2", 2.0), _row("i3", 3.0), _row("i4", None, status="error"),
+         _row("i6", math.nan)]
+    # B: i1 unchanged, i2 +0.5, i3 missing, i4 now scored, i5 new; NaN on i6 on both sides is no value
+    b = [_row("i1", 1.0), _row("i2", 2.5), _row("i4", 4.0), _row("i5", 5.0), _row("i6", math.nan)]
+    d = diff_results(a, b)
+    (s,) = d.series
+    assert (s.metric, s.config_hash, s.version_a, s.version_b) == ("m", "h1", "3", "3")
+    # shared i1, i2: mean A (1 + 2) / 2 = 1.5, mean B (1 + 2.5) / 2 = 1.75, delta (0 + 0.5) / 2 = 0.25
+    assert (s.n_shared, s.mean_a, s.mean_b, s.mean_delta, s.max_abs_delta) == (2, 1.5, 1.75, 0.25, 0.5)
+    assert (s.n_changed, s.only_a, s.only_b) == (1, 1, 2)  # i3 | i4 (a failure on A), i5
+    assert d.items_only_a == ["i3"] and d.items_only_b == ["i5"]
+    assert d.flags(s) == []
+
+
+def test_another_version_is_another_series_never_paired_with_this_one() -> None:
+    # A store scored at v3; B the same items at v3 and again at v4 (values x 1.1), under one config hash.
+    a = [_row(f"i{k}", float(k)) for k in range(1, 4)]
+    b = [*a, *(_row(f"i{k}", 1.1 * k, version="4") for k in range(1, 4))]
+    d = diff_results(a, b)
+    assert [(s.version_a, s.version_b, s.n_shared) for s in d.series] == [("3", "3", 3), (None, "4", 0)]
+    assert d.series[0].mean_delta == 0.0 and d.series[1].only_b == 3  # not 6 rows: no doubled join
+    assert d.version_changes == {"m": (["3"], ["3", "4"])}
+    assert d.flags(d.series[1]) == ["only in B", "versions differ"]
+    # two versions within one store: v3 of each configuration against v4 of the same one
+    v = diff_results(b, b, versions=("3", "4"))
+    (s,) = v.series
+    assert (s.version_a, s.version_b, s.n_shared) == ("3", "4", 3)
+    assert s.mean_delta == pytest.approx(0.1 * 2)  # the mean of 0.1, 0.2, 0.3
+
+
+def test_configurations_and_library_versions_that_differ_are_flagged() -> None:
+    a = [_row("i1", 1.0, libraries="numpy 2.3.4, opencv 5.0.0"), _row("i2", 2.0, libraries="numpy 2.3.4")]
+    b = [_row("i1", 1.0, libraries="numpy 2.3.4, opencv 5.1.0"), _row("i2", 2.0, libraries="numpy 2.3.4"),
+         _row("i1", 7.0, config="h2")]
+    d = diff_results(a, b)
+    first = d.series[0]
+    assert first.libraries_differ == 1
+    assert d.config_changes == {"m": (["h1"], ["h1", "h2"])}
+    assert d.flags(first) == ["configs differ", "libraries differ on 1 item(s)"]
+    assert math.isnan(d.series[1].mean_delta) and d.series[1].version_a is None
+
+
+def test_results_diff_compares_two_stores_and_two_versions_in_one(tmp_path: Path) -> None:
+    a = _store(tmp_path / "a.sqlite", [_row(f"i{k}", float(k)) for k in range(1, 4)])
+    b = _store(tmp_path / "b.sqlite", [*(_row(f"i{k}", float(k)) for k in range(1, 4)),
+                                       *(_row(f"i{k}", 2.0 * k, version="4") for k in range(1, 4))])
+    runner = CliRunner()
+    res = runner.invoke(app, ["results", "diff", a, b], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "versions differ" in res.output and "m: versions differ: A has 3, B has 3, 4" in res.output
+    res = runner.invoke(app, ["results", "diff", b, "--versions", "v3,v4", "--json"])
+    assert res.exit_code == 0, res.output
+    (s,) = json.loads(res.output)["series"]
+    # v4 doubles each value: deltas 1, 2, 3, mean 2
+    assert (s["version_a"], s["version_b"], s["n_shared"], s["mean_delta"]) == ("3", "4", 3, 2.0)
+    assert diff_stores(b, versions=("3", "4")).series[0].mean_delta == 2.0
+    res = runner.invoke(app, ["results", "diff", a])
+    assert res.exit_code == 2 and "--versions" in res.output
+    res = runner.invoke(app, ["results", "diff", a, "--versions", "3"])
+    assert res.exit_code == 2 and "two versions" in res.output
