@@ -57,6 +57,6 @@ def test_run_folder_finds_its_manifest_and_writes_every_section(tmp_path):
     assert res.exit_code == 0, res.output
     # Table 2, the vlm - calibrated differences, every statistic, the confusion counts
     assert "Judges against the labels: 4 plots, 4 tables" in res.output
-    assert "Generator leaderboard: 1 plots, 1 tables" in res.output
+    assert "Generator leaderboard: 1 plots, 2 tables" in res.output  # the board and every pair's P(a > b)
     tables = tmp_path / "out" / "tables"
     assert {p.stem for p in tables.glob("*.tex")} >= {"judges", "leaderboard", "robophys", "metric_agreement"}
