@@ -178,9 +178,16 @@ PROJECT_VARIABLES: tuple[str, ...] = ("ROBOJUDGE_TEST_POSTGRES_URL", "ROBOJUDGE_
 server of the store tests, the Python of a VBench install): never warned of, never suggested."""
 
 
+SECRET_ENDINGS: tuple[str, ...] = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+"""How the name of a variable holding a secret ends: a judges file's ``api_key_env`` names a variable of
+the user's choosing (``ROBOJUDGE_JUDGE_KEY``), which the judge does read, so it is never called unknown."""
+
+
 def unknown_variables() -> list[tuple[str, str | None]]:
     """The ``ROBOJUDGE_*`` variables set in the environment (the prefix in any case) that robojudge does
     not read, each with the closest variable it does read (None when none is close), sorted by name.
+    Names ending as a secret's do (:data:`SECRET_ENDINGS`) are left out: a judge's ``api_key_env`` may
+    name one.
 
     Nothing reads them, so a misspelt ``ROBOJUDGE_CONFIN`` would silently leave the guard it was meant
     to set off; the command line warns of each (:func:`robojudge.cli.main`).
@@ -189,6 +196,8 @@ def unknown_variables() -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     for name in sorted(os.environ):
         if not name.upper().startswith(PREFIX) or name in known or name in PROJECT_VARIABLES:
+            continue
+        if name.upper().endswith(SECRET_ENDINGS):  # a judge's api_key_env may name it: read, not by us
             continue
         # (compared without the prefix, which every name shares and which would make any two look close)
         tails = {k[len(PREFIX):]: k for k in known}
@@ -416,8 +425,23 @@ def in_force(values: Settings | None = None) -> list[InForce]:
                 default[MUJOCO_GL_ENV]),
         columns,
         plain(RAY_ADDRESS_ENV, s.ray_address),
-        *(plain(name, _text(name)) for name in ("HF_HUB_CACHE", "HF_HOME", "HF_HUB_OFFLINE")),
+        hub_cache(default["HF_HUB_CACHE"]),
+        *(plain(name, _text(name)) for name in ("HF_HOME", "HF_HUB_OFFLINE")),
     ]
+
+
+def hub_cache(default: str) -> InForce:
+    """The Hugging Face hub cache as ``huggingface_hub`` resolves it, without importing it (the core
+    install lacks it): ``HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``
+    (the source names the variable it came from), else the default."""
+    if (hub := _text("HF_HUB_CACHE")) is not None:
+        return InForce("HF_HUB_CACHE", hub, "environment", default)
+    if (home := _text("HF_HOME")) is not None:
+        return InForce("HF_HUB_CACHE", str(Path(home).expanduser() / "hub"), "environment (HF_HOME)", default)
+    if (xdg := _text(XDG_CACHE_ENV)) is not None:
+        return InForce("HF_HUB_CACHE", str(Path(xdg).expanduser() / "huggingface" / "hub"),
+                       f"environment ({XDG_CACHE_ENV})", default)
+    return InForce("HF_HUB_CACHE", None, "default", default)
 
 
 _current: Settings | None = None

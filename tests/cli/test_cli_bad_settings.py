@@ -91,3 +91,12 @@ def test_a_bad_variable_stops_only_the_commands_that_read_it(tmp_path: Path) -> 
     assert given.returncode == 0, given.stderr
     read = rj(*judge, cwd=tmp_path, **bad)  # (without the option the variable is what sets it)
     assert read.returncode == 2 and "error: ROBOJUDGE_DECODE_WORKERS='abc'" in read.stderr
+
+
+def test_the_demo_is_not_stopped_by_a_variable_it_never_reads(tmp_path: Path) -> None:
+    # (review rev12 F5: the demo judges nothing, yet a bad ROBOJUDGE_DECODE_WORKERS refused it; a bad
+    # --suite shows the command got past the variables' check without building anything)
+    res = rj("demo", "--out", tmp_path / "demo", "--suite", "3d", cwd=tmp_path,
+             ROBOJUDGE_DECODE_WORKERS="abc")
+    assert res.returncode == 2
+    assert "--suite must be" in res.stderr and "DECODE_WORKERS" not in res.stderr

@@ -59,3 +59,21 @@ def test_verbose_logs_the_variables_set(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"DEBUG robojudge.settings: ROBOJUDGE_CONFINE={tmp_path} (environment)" in done.stderr
     assert "ROBOJUDGE_WEIGHTS" not in done.stderr  # (unset: the default is not logged)
+
+
+@pytest.mark.parametrize(("env", "where", "source"), [
+    ({"HF_HUB_CACHE": "/data/hub"}, "/data/hub", "environment"),
+    ({"HF_HOME": "/data/hf"}, "/data/hf/hub", "environment (HF_HOME)"),
+    ({"XDG_CACHE_HOME": "/data/xdg"}, "/data/xdg/huggingface/hub", "environment (XDG_CACHE_HOME)"),
+    ({}, None, "default"),
+])
+def test_the_hub_cache_is_where_huggingface_hub_looks(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
+                                                      where: str | None, source: str) -> None:
+    # it printed the default whenever HF_HUB_CACHE itself was unset, though HF_HOME or XDG_CACHE_HOME
+    # moves the cache (review rev12 F2)
+    for name in ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    hub = {r.name: r for r in settings.in_force()}["HF_HUB_CACHE"]
+    assert (hub.value, hub.source) == (where, source)

@@ -45,6 +45,9 @@ def test_unknown_variables_lists_each_with_the_closest(monkeypatch: pytest.Monke
     monkeypatch.setenv("robojudge_plugins", "x")  # (names are case-sensitive: this one is not read)
     monkeypatch.setenv("ROBOJUDGE_ZZZ", "1")
     monkeypatch.setenv("ROBOJUDGE_MAX_NETWORKS", "2")
+    # a judge's api_key_env of the user's choosing: the judge reads it, so it is not called unknown
+    monkeypatch.setenv("ROBOJUDGE_JUDGE_KEY", "sk-x")
+    monkeypatch.setenv("ROBOJUDGE_HF_TOKEN", "hf-x")
     assert settings.unknown_variables() == [
         ("ROBOJUDGE_FRAME_MEMORY", "ROBOJUDGE_FRAME_MEMORY_GIB"),
         ("ROBOJUDGE_ZZZ", None),

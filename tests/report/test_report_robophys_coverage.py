@@ -207,3 +207,8 @@ def test_the_scores_table_says_its_bold_is_no_test() -> None:
     assert any(c.best for r in table.rows for c in r)
     assert "not a significant difference" in table.note
     assert "aggregate scores" in table.note and "--bootstrap" in table.note and "--diff A,B" in table.note
+    assert "--cluster clip_id" in table.note
+    # without clip_id the command it gives must run: no --cluster clip_id (the export's cells are empty)
+    bare = [it.model_copy(update={"clip_id": None}) for it in items]
+    (table,) = robophys_section(ReportInput(rows, bare, higher_is_better)).tables
+    assert "--bootstrap 1000 [--diff A,B]" in table.note and "--cluster" not in table.note

@@ -48,7 +48,7 @@ def demo(
     progress_every: float = progress_every_option(),
 ) -> None:
     """Build the embedded demo suite, score it (KIVA too, with torch) and write a report under OUT/report."""
-    check_settings()
+    check_settings(skip=("decode_workers",))  # (the demo judges nothing: no decoder workers)
     where = out / "suite"
     try:  # (importing MuJoCo takes seconds)
         from robojudge.demo import build_demo_suite, check_suite_kind, run_demo

@@ -349,7 +349,7 @@ def robophys_section(inp: ReportInput) -> Section:
         table.note = ("Best per column in bold, among the generators measured on all their items by the "
                       f"metrics under it. Measured on some items only (the others {why}), so "
                       f"averaged over those and not compared: {shown}. ")
-    table.note += _NOT_A_TEST
+    table.note += not_a_test_note(any(it.clip_id for it in inp.items))
     sec.tables.append(table)
     if coverage is not None:
         sec.tables.append(coverage)
@@ -363,12 +363,18 @@ def robophys_section(inp: ReportInput) -> Section:
 
 
 #: Under the scores table: its values have no intervals, so the bold is no test (audit abcompare F5).
-_NOT_A_TEST = ("Bold marks a column's highest value, not a significant difference: these values have no "
-               "intervals. For intervals per generator and the paired difference of two, run `robojudge "
-               "aggregate scores --in results.csv --by generator --strategy percentile --missing drop "
-               "--bootstrap 1000 --cluster clip_id [--diff A,B]` on the report's results.csv (or a `results "
-               "export --suite`), in the paper's conventions: level totals, not means, and an afs that "
-               "needs all four levels.")
+def not_a_test_note(clips: bool) -> str:
+    """What the bold of the scores table is, and the command that gives intervals: clustered by clip
+    where the items have a ``clip_id`` (else each item its own cluster: ``--cluster clip_id`` stopped on
+    the export's empty clip_id cells)."""
+    cluster = " --cluster clip_id" if clips else ""
+    alone = "" if clips else " (the items have no clip_id: each is its own cluster)"
+    return ("Bold marks a column's highest value, not a significant difference: these values have no "
+            "intervals. For intervals per generator and the paired difference of two, run `robojudge "
+            "aggregate scores --in results.csv --by generator --strategy percentile --missing drop "
+            f"--bootstrap 1000{cluster} [--diff A,B]` on the report's results.csv (or a `results "
+            f"export --suite`){alone}, in the paper's conventions: level totals, not means, and an afs "
+            "that needs all four levels.")
 
 
 def _stale_metrics(inp: ReportInput) -> set[str]:
