@@ -172,3 +172,11 @@ def test_cli_size_line_says_which_set_won(suite, tmp_path):
     said = " ".join(out.output.split())
     assert ("applied to no requested metric as given: for mq_temporal_flickering --set "
             "mq_temporal_flickering.profile=native won over --fast") in said
+    # a size wins over a run-wide --max-side too: the line said the cap applied (review rev12 F3)
+    out = CliRunner().invoke(app, ["score", str(suite), "-m", "mq_flow_score,mq_temporal_flickering",
+                                   "--run-dir", str(tmp_path / "i"), "--max-side", "32", "--set",
+                                   "mq_temporal_flickering.size=40", "--no-progress"])
+    assert out.exit_code == 0, out.output
+    said = " ".join(out.output.split())
+    assert ("--max-side 32 applied to mq_flow_score; for mq_temporal_flickering --set "
+            "mq_temporal_flickering.size=40 won over --max-side 32") in said

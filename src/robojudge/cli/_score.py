@@ -224,7 +224,10 @@ def print_frame_options(frames: FrameOptions, applied: list[str],
     values = frames.values()
     won = "; ".join(
         f"for {m} " + ", ".join(f"--set {m}.{k}={v if isinstance(v, str) else json.dumps(v)} won over "
-                                f"{_frame_flag(k, values[k])}" for k, v in keys.items())
+                                # (a size wins over a run-wide --max-side too)
+                                + (_frame_flag(k, values[k]) if k in values else
+                                   _frame_flag("max_side", values["max_side"]))
+                                for k, v in keys.items())
         for m, keys in overridden.items())
     clean = [m for m in applied if m not in overridden]
     if not clean:

@@ -136,6 +136,16 @@ def build_requests(
     return out
 
 
+def _won_over(config: Any, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a metric's ``config`` that replaced the run's frame options ``given``: a key set
+    otherwise, and a ``size`` under a run-wide ``max_side`` (a size wins over a cap: frames were read at
+    120 px under ``--max-side 64`` while the run said the cap applied)."""
+    won = {k: getattr(config, k) for k, v in given.items() if getattr(config, k, v) != v}
+    if "max_side" in given and "size" not in given and getattr(config, "size", None) is not None:
+        won["size"] = config.size
+    return won
+
+
 def score_suite(
     manifest: str | Path,
     metrics: Sequence[str] | str,
@@ -185,9 +195,7 @@ def score_suite(
     requests = build_requests(metrics, configs, frames)
     applied = [r.id for r in requests if frames and takes_frame_options(r.id)]
     given = frames.values() if frames else {}
-    overridden = {r.id: won for r in requests if r.id in applied
-                  and (won := {k: getattr(r.config, k) for k, v in given.items()
-                               if getattr(r.config, k, v) != v})}
+    overridden = {r.id: won for r in requests if r.id in applied and (won := _won_over(r.config, given))}
     fast = frames is not None and frames.profile == "fast"
     own = {r.id: {k: getattr(r.config, k) for k in keys} for r in requests
            if fast and (keys := fast_settings(type(r.config)))}
