@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from robojudge.cli._leaderboard import app
 from robojudge.meta import agreement_table
 from robojudge.report import judges_report, write_judges
-from robojudge.report._judge_differences import ALL_PAIRS_UP_TO, difference_pairs
+from robojudge.report._judge_differences import ALL_PAIRS_UP_TO, DIFFERENCE_COLUMNS, difference_pairs
 from robojudge.report._label_sections import judges_section
 from robojudge.report._leaderboard import clusters_of, label_scores, strata_of
 from robojudge.report._sections import ReportInput
@@ -126,3 +126,20 @@ def test_past_six_judges_each_is_compared_with_the_one_of_the_largest_overall_r(
     assert difference_pairs(pred, human) == [("j0", j) for j in pred if j != "j0"]
     few = dict(list(pred.items())[:3])
     assert difference_pairs(few, human) == [("j3", "j1"), ("j3", "j0"), ("j1", "j0")]
+
+
+def test_a_pair_with_no_interval_is_not_called_no_difference() -> None:
+    # Two judges sharing no item (or one clip, or resamples all alike) have no interval in any column: the
+    # table said "none" and the CSV False, read as "no difference" (review rev13 F3); it is n/a / empty
+    from types import SimpleNamespace
+
+    from robojudge.meta import Estimate
+    from robojudge.report._judge_differences import differs_on, excludes_zero
+
+    untested = {stat: Estimate(float("nan")) for _, stat in DIFFERENCE_COLUMNS}
+    report = SimpleNamespace(n_replicates=1000)
+    assert differs_on(report, untested) == "n/a"  # type: ignore[arg-type]
+    assert excludes_zero(untested["exact"]) is None
+    held = {**untested, "exact": Estimate(0.1, -0.05, 0.2)}
+    assert differs_on(report, held) == "none"  # type: ignore[arg-type]
+    assert differs_on(report, {**held, "mse": Estimate(-0.5, -0.9, -0.1)}) == "mse"  # type: ignore[arg-type]

@@ -166,3 +166,16 @@ def test_identical_values_whose_mean_rounds_off_them_are_still_constant():
     (s,) = summarize([_row(f"i{k}", v) for k in range(30)], {f"i{k}": "G" for k in range(30)})
     assert s.mean != v and s.std > 0  # the rounding the test is about
     assert s.constant and math.isnan(s.ci_low) and math.isnan(s.ci_high)
+
+
+@pytest.mark.parametrize("values", [
+    [1e-13 * (k + 1) for k in range(9)],        # tiny values that differ
+    [1e-11 * (1 + 0.01 * k) for k in range(5)],  # a 1% spread around 1e-11
+    [2e12 + d for d in (-1.0, 0.0, 1.0, 0.0)],    # huge values 1 apart
+])
+def test_values_that_differ_however_small_or_large_keep_their_interval(values):
+    # A relative and absolute tolerance of 1e-12 called these constant and withheld their interval
+    # (review rev13 F2); only identical values are
+    (s,) = summarize([_row(f"i{k}", v) for k, v in enumerate(values)],
+                     {f"i{k}": "G" for k in range(len(values))})
+    assert not s.constant and s.ci_low < s.mean < s.ci_high

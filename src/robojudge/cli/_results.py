@@ -114,7 +114,7 @@ def diff_cmd(
     metric's versions or configurations differ between the stores or a shared item was computed with
     other library versions. Reads the stores without writing to them.
     """
-    from robojudge.store import diff_stores
+    from robojudge.store import diff_stores, mask_text
 
     pair: tuple[str, str] | None = None
     if versions is not None:
@@ -129,14 +129,17 @@ def diff_cmd(
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None
     if as_json:
-        typer.echo(json.dumps({"a": a, "b": b if b is not None else a, **diff.to_dict()}, indent=2))
+        # (a store's password never printed: as every other command shows a URL)
+        typer.echo(json.dumps({"a": mask_text(a), "b": mask_text(b if b is not None else a),
+                               **diff.to_dict()}, indent=2))
         return
     if not diff.series:
         console.print("no stored rows to compare" + (f" of metric {metric}" if metric else "")
                       + (f" at versions {pair[0]} and {pair[1]}" if pair else ""), highlight=False,
                       markup=False)
         return
-    table = name_table(f"B - A per series ({escape(a)} -> {escape(b if b is not None else a)})", "metric",
+    shown_a, shown_b = mask_text(a), mask_text(b if b is not None else a)
+    table = name_table(f"B - A per series ({escape(shown_a)} -> {escape(shown_b)})", "metric",
                        "config", "version", "shared", "mean A", "mean B", "mean B - A", "max |B - A|",
                        "changed", "only A", "only B", "flags")
     for s in diff.series:

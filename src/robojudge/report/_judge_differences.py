@@ -56,9 +56,12 @@ def difference_pairs(pred: Mapping[str, Mapping[str, FloatArray]], human: Mappin
     return [(ref, j) for j in judges if j != ref]
 
 
-def excludes_zero(e: Estimate) -> bool:
-    """Whether a difference's interval lies wholly on one side of 0 (False without an interval)."""
-    return not math.isnan(e.low) and (e.low > 0 or e.high < 0)
+def excludes_zero(e: Estimate) -> bool | None:
+    """Whether a difference's interval lies wholly on one side of 0; None without an interval (no shared
+    item, one clip, every resample alike: nothing was tested, which is not "no difference")."""
+    if math.isnan(e.low) or math.isnan(e.high):
+        return None
+    return e.low > 0 or e.high < 0
 
 
 def shared_text(report: AgreementReport, a: str, b: str, target: str) -> str:
@@ -69,11 +72,14 @@ def shared_text(report: AgreementReport, a: str, b: str, target: str) -> str:
 
 
 def differs_on(report: AgreementReport, per: Mapping[str, Estimate]) -> str:
-    """The columns whose difference excludes 0 (``none``), or ``n/a`` without a bootstrap."""
+    """The columns whose difference excludes 0 (``none`` when every interval holds 0), or ``n/a`` without
+    a bootstrap or where no column has an interval (nothing could be tested)."""
     if not report.n_replicates:
         return "n/a"
-    cols = [col for col, stat in DIFFERENCE_COLUMNS if excludes_zero(per[stat])]
-    return ", ".join(cols) or "none"
+    tested = {col: excludes_zero(per[stat]) for col, stat in DIFFERENCE_COLUMNS}
+    if all(t is None for t in tested.values()):
+        return "n/a"
+    return ", ".join(col for col, t in tested.items() if t) or "none"
 
 
 def difference_rows(report: AgreementReport) -> list[list[str]]:

@@ -141,9 +141,10 @@ def summarize(
             ci_clips = len(by_clip[key])
             per_clip = clustered_mean_interval(list(by_clip[key].values()), level)
             lo, hi = per_clip.low, per_clip.high
-        # Equal up to rounding (as robojudge.meta.constant_replicates): the mean of 30 copies of one float
-        # can land an ulp off it, giving a std of 2e-16 and a printed interval [v, v].
-        constant = ci.n >= 2 and math.isclose(max(vals), min(vals), rel_tol=1e-12, abs_tol=1e-12)
+        # Every value the same, compared as values (the mean of 30 copies of one float can land an ulp off
+        # it, giving a std of 2e-16 and a printed interval [v, v]); exactly, since a tolerance took real
+        # spreads of tiny or huge values (1e-13 apart, or 2e12 +- 1) for none.
+        constant = ci.n >= 2 and max(vals) == min(vals)
         if constant:  # [v, v]: no width, no information (a sample of identical values, not a certainty)
             lo = hi = math.nan
         lo, hi, cut = cut_to_range(lo, hi, vals, native_range(metric) if native_range else None)
