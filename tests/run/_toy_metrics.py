@@ -211,3 +211,39 @@ def hang_native(item, config) -> Score:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
         time.sleep(3600)
     return Score(value=6.0)
+
+
+@metric("test_lock_details", inputs={"instruction"}, **COMMON)
+def lock_details(item, config) -> Score:
+    """Details holding an object that cannot be pickled (a plugin's), on items named "lock..."."""
+    import threading
+
+    return Score(value=1.0, details={"lock": threading.Lock()} if "lock" in item.item_id else {})
+
+
+def _fit_view(item_id: str) -> float:
+    return {"known": 1.0}[item_id]  # a KeyError three calls deep, as in a plugin's helper
+
+
+@metric("test_noted_raise", inputs={"instruction"}, **COMMON)
+def noted_raise(item, config) -> Score:
+    """Raises a KeyError with a note (``add_note``) on items named "note..."."""
+    if "note" in item.item_id:
+        try:
+            _fit_view(item.item_id)
+        except KeyError as exc:
+            exc.add_note(f"while fitting view cam0 of {item.item_id}")
+            raise
+    return Score(value=1.0)
+
+
+class Unpicklable:
+    """A result that cannot go back from a worker process (a test of the executor's own guard)."""
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        raise TypeError("cannot pickle 'Unpicklable' object")
+
+
+def unpicklable_for_negative(value: int) -> object:
+    """Executor test task: a negative value returns what cannot be pickled."""
+    return Unpicklable() if value < 0 else value

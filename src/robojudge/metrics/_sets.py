@@ -54,8 +54,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import math
-import traceback
 import typing
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -70,6 +70,7 @@ from robojudge._chars import look_alike_pairs, look_alike_reason
 from robojudge._csv import SafeCsvWriter
 from robojudge._files import replacing
 from robojudge._json import json_ready
+from robojudge._raised import raised_reason, raised_traceback
 from robojudge.metrics._errors import MetricInputError
 from robojudge.metrics._presence import missing_weights, present_names, weights_present
 from robojudge.metrics._registry import (
@@ -87,6 +88,8 @@ from robojudge.metrics._registry import (
 from robojudge.metrics._score import Score
 from robojudge.registry import Registry
 from robojudge.suite._schema import GROUP_PREFIX, MAX_ITEM_ID_BYTES, Item
+
+_log = logging.getLogger(__name__)
 
 
 class SetOutput(StrEnum):
@@ -433,10 +436,12 @@ def group_items(items: Sequence[Item], by: str | None, *,
     return [ItemGroup(key=k, by=by, items=tuple(v), all_items=every) for k, v in groups.items()]
 
 
-def _error_rows(sm: SetMetricSpec, group: ItemGroup, message: str, chash: str) -> list[SetRow]:
+def _error_rows(sm: SetMetricSpec, group: ItemGroup, message: str, chash: str,
+                details: dict[str, Any] | None = None) -> list[SetRow]:
     base: dict[str, Any] = {
         "metric": sm.id, "group": group.key, "status": "error", "value": math.nan, "error": message,
         "n_items": len(group.items), "n_references": len(group.references()), "config_hash": chash,
+        "details": dict(details or {}),
     }
     if sm.output is SetOutput.group:
         return [SetRow(item_id=None, **base)]
@@ -456,9 +461,10 @@ def score_group(sm: SetMetricSpec, group: ItemGroup, cfg: BaseModel) -> list[Set
         out = sm.fn(group, cfg)
     except (MetricInputError, MissingWeightsError, VideoError) as exc:
         return _error_rows(sm, group, str(exc), chash)
-    except Exception as exc:  # a bug costs one group, not the run
-        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return _error_rows(sm, group, f"metric raised {tb}", chash)
+    except Exception as exc:  # a bug costs one group, not the run (where it was raised: in the details)
+        _log.debug("group %r / %s: metric raised", group.key, sm.id, exc_info=exc)
+        return _error_rows(sm, group, f"metric raised {raised_reason(exc)}", chash,
+                           {"traceback": raised_traceback(exc)})
     warning = "; ".join(out.warnings) or None
     common: dict[str, Any] = {
         "metric": sm.id, "group": group.key, "warning": warning, "n_items": len(group.items),

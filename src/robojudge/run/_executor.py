@@ -34,7 +34,8 @@ class Executor(Protocol):
     Implementations keep a bounded number of tasks in flight, so memory does not grow with the
     suite, and must never raise for an exception inside ``fn``: ``fn`` is expected to catch its own
     errors and return them as results. ``on_crash(task, reason)`` builds the result for a task whose
-    worker died (a segfault in a decoder, an out-of-memory kill). ``in_process``: the tasks run in the
+    worker died (a segfault in a decoder, an out-of-memory kill), or whose result did not come back from
+    its worker (one that cannot be pickled: :func:`no_result`). ``in_process``: the tasks run in the
     caller's own process, so a crash in one ends the caller (:class:`SerialExecutor`).
     """
 
@@ -183,10 +184,14 @@ class LocalProcessExecutor:
                 for fut in done:
                     task = in_flight.pop(fut)
                     try:
-                        yield task, fut.result()
+                        result = fut.result()
                     except BrokenProcessPool:
                         broken = True
                         suspects.append(task)
+                        continue
+                    except Exception as exc:  # noqa: BLE001 - one task's, not the run's (see no_result)
+                        result = on_crash(task, no_result(exc))
+                    yield task, result
                 if broken:
                     suspects.extend(in_flight.values())
                     in_flight.clear()
@@ -219,10 +224,13 @@ class LocalProcessExecutor:
             future = pool.submit(fn, task)
             workers = workers_of(pool)
             try:
-                yield task, future.result()
+                result = future.result()
             except BrokenProcessPool:
                 died = f"the worker process died while scoring this item ({how_it_died(pool, workers)})"
-                yield task, on_crash(task, died)
+                result = on_crash(task, died)
+            except Exception as exc:  # noqa: BLE001 - as in map_unordered
+                result = on_crash(task, no_result(exc))
+            yield task, result
 
     def shutdown(self) -> None:
         if self._pool is not None:
@@ -235,6 +243,17 @@ class LocalProcessExecutor:
         pool, self._pool = self._pool, None
         if pool is not None:
             stop_pool(pool)
+
+
+NO_RESULT = "no result came back from the worker process for this item"
+"""How the error row of a task starts whose worker raised instead of returning its result."""
+
+
+def no_result(exc: BaseException) -> str:
+    """The reason for a task whose worker process raised instead of returning its result: most often a
+    result that cannot be pickled to go back to this process (``TypeError: cannot pickle ...``), or one
+    that cannot be unpickled here. The worker lives on; only this task's result is lost."""
+    return f"{NO_RESULT} ({type(exc).__name__}: {exc})"
 
 
 # Built from the names this platform's signal module has: Windows' lacks SIGBUS (and SIGKILL), and a
@@ -370,6 +389,8 @@ def run_in_child(fn: Callable[[T], R], task: T, on_crash: Callable[[T, str], R],
             result = future.result()
         except BrokenProcessPool:
             result = on_crash(task, f"{reason} ({how_it_died(pool, workers)})")
+        except Exception as exc:  # noqa: BLE001 - as in LocalProcessExecutor.map_unordered
+            result = on_crash(task, no_result(exc))
         finished = True
         return result
     finally:

@@ -7,10 +7,10 @@ taken when the run is planned; a stored row whose inputs changed since is recomp
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import math
 import time
-import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 import robojudge
 from robojudge._lifeline import WorkerStartError, main_importable
+from robojudge._raised import raised_reason, raised_traceback
 from robojudge.metrics import (
     Input,
     MetricInputError,
@@ -50,6 +51,7 @@ from robojudge.run._moved import take_over_moved
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._timelimit import check_limit, stop_after
 from robojudge.store import ResultRow, ResultStore, StoreError
+from robojudge.store._store import dumps_json
 from robojudge.suite import Item, tiling_known, tiling_sampling, tiling_warning
 from robojudge.video import VideoError, frame_cache, frame_sizes, report_warnings, video_warnings
 
@@ -290,7 +292,8 @@ class RunInterrupted(KeyboardInterrupt):
 
 
 def _error_row(
-    item: Item, req: MetricRequest, message: str, seconds: float, fingerprint: str = ""
+    item: Item, req: MetricRequest, message: str, seconds: float, fingerprint: str = "",
+    details: dict[str, Any] | None = None,
 ) -> ResultRow:
     return ResultRow(
         item_id=item.item_id,
@@ -301,6 +304,7 @@ def _error_row(
         value=None,
         error=message,
         duration_s=seconds,
+        details=details,
         config=req.config.model_dump(mode="json"),
         fingerprint=fingerprint,
     )
@@ -376,8 +380,8 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
             status="ok",
             value=score.value,
             duration_s=time.perf_counter() - start,
-            details=with_libraries(with_frame_size(with_video_warnings(details, warned),
-                                                   sizes.get(str(Path(item.video)))), spec),
+            details=as_stored(with_libraries(with_frame_size(with_video_warnings(details, warned),
+                                                             sizes.get(str(Path(item.video)))), spec)),
             config=req.config.model_dump(mode="json"),
             fingerprint=fingerprint,
         )
@@ -386,8 +390,11 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
     except (MetricInputError, MetricResultError, MissingWeightsError) as exc:
         return _error_row(item, req, str(exc), time.perf_counter() - start, fingerprint)
     except Exception as exc:  # a bug in a metric must cost one result, not the run
-        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return _error_row(item, req, f"metric raised {tb}", time.perf_counter() - start, fingerprint)
+        # The reason stays one line; where it was raised goes into the row's details (and, under -v, the
+        # whole traceback into the log), so that the item need not be run again under a debugger.
+        _log.debug("%s / %s: metric raised", item.item_id, spec.id, exc_info=exc)
+        return _error_row(item, req, f"metric raised {raised_reason(exc)}", time.perf_counter() - start,
+                          fingerprint, {"traceback": raised_traceback(exc)})
 
 
 def _reads_one_view(spec: MetricSpec[Any], item: Item) -> bool:
@@ -427,6 +434,15 @@ def _tiling_check(task: Task, readers: Sequence[BaseModel | None]) -> _TilingChe
         except Exception:  # noqa: BLE001, S112 - a video that cannot be probed: its metric reports it
             continue
     return None
+
+
+def as_stored(details: dict[str, Any]) -> dict[str, Any]:
+    """``details`` as the store keeps them: through its JSON (numpy values as numbers and lists, NaN as
+    null, any other object as its text). Done where the row is computed, so that a row from a worker
+    process holds plain data that goes back to the parent whatever a metric put in it (a lock, an open
+    file), and is the same as one computed in the parent's own process."""
+    loaded: dict[str, Any] = json.loads(dumps_json(details))
+    return loaded
 
 
 def with_video_warnings(details: dict[str, Any] | None, warnings: list[str]) -> dict[str, Any] | None:
