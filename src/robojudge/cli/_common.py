@@ -31,7 +31,7 @@ from rich.progress import (
 from robojudge import settings
 from robojudge.run import ProgressCallback, ProgressLines, RunSummary, default_run_dir, progress_line
 from robojudge.store import ResultRow, StoreError, parse_url
-from robojudge.suite import Item
+from robojudge.suite import Item, ManifestProblem, skipped_rows_line
 
 PIPED_WIDTH = 240
 """Columns of a table printed to a file or a pipe (a log, ``| tee``): Rich's 80 cut metric ids short."""
@@ -107,12 +107,30 @@ def warnings_said_once(kind: type[Warning]) -> Iterator[None]:
         yield
 
 
-def print_manifest_problems(problems: Iterable[object]) -> None:
-    """One yellow line per manifest row left out, on stderr; the row's own text is escaped, never read as
-    markup."""
+#: How many manifest problems a run prints (``robojudge suite validate`` lists them all).
+SHOWN_PROBLEMS = 20
+
+
+def print_manifest_problems(problems: Iterable[object], shown: int = SHOWN_PROBLEMS) -> None:
+    """One yellow line per problem of a manifest row left out, on stderr, the first ``shown`` of them and
+    a count of the rest; the row's own text is escaped, never read as markup."""
+    n = 0
     for problem in problems:
-        err_console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", markup=True,
-                          highlight=False)
+        n += 1
+        if n <= shown:
+            err_console.print(f"[yellow]skipped manifest row:[/] {escape(str(problem))}", markup=True,
+                              highlight=False)
+    if n > shown:
+        err_console.print(f"[yellow]skipped manifest row:[/] ... and {n - shown} more: `robojudge suite "
+                          "validate` lists them all", markup=True, highlight=False)
+
+
+def print_skipped_rows(problems: Iterable[ManifestProblem]) -> None:
+    """The count of the manifest rows left out, one line with the run's summary on stdout (the rows
+    themselves are on stderr, :func:`print_manifest_problems`): nothing when none was."""
+    line = skipped_rows_line(problems)
+    if line is not None:
+        console.print(f"[yellow]{line}[/]", markup=True, highlight=False)
 
 
 def print_untested_libraries(metrics: Iterable[str]) -> None:

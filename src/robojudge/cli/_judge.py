@@ -33,6 +33,7 @@ from robojudge.cli._common import (
     print_manifest_problems,
     print_report_hint,
     print_run_interrupted,
+    print_skipped_rows,
     progress_every_option,
     progress_option,
     store_failed,
@@ -552,6 +553,7 @@ def judge(
         console.print("[yellow]note: the mock backend replays scripted replies; these are not judgments.[/]",
                       markup=True)
     print_judge_summary(cfg.name, run.summary)
+    print_skipped_rows(run.manifest_problems)
     print_input_changes(run.summary, rescore_unknown)
     print_video_warnings(run.summary)
     console.print(f"results: {run.db_url}", highlight=False)

@@ -21,6 +21,7 @@ from robojudge.cli._common import (
     parse_settings,
     print_manifest_problems,
     print_rescored_libraries,
+    print_skipped_rows,
     warnings_said_once,
 )
 from robojudge.cli._tables import print_table
@@ -245,6 +246,7 @@ def sets_cmd(
         note = r.error if r.status != "ok" else (r.warning or "")
         table.add_row(r.metric, r.group, r.item_id or "-", value, str(r.n_items), note)
     print_table(table)
+    print_skipped_rows(problems)
     if where is not None:
         console.print(f"{where.groups} groups: {where.computed} computed ({where.stale} because their items "
                       f"changed), {where.skipped} already stored ({where.unavailable} kept because a file "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from robojudge.cli._common import (
     print_plain,
     print_report_hint,
     print_rescored_libraries,
+    print_skipped_rows,
     print_summary,
     print_untested_libraries,
     progress_every_option,
@@ -46,7 +48,7 @@ from robojudge.run import (
 )
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
-from robojudge.suite import ManifestError
+from robojudge.suite import ManifestError, SkippedRowsWarning
 
 
 def score(
@@ -128,7 +130,8 @@ def score(
     frames = FrameOptions(size=size, max_side=max_side, max_frames=max_frames,
                           profile="fast" if fast else "native")
     try:
-        with _progress(progress, progress_every) as on_result:
+        with _progress(progress, progress_every) as on_result, warnings.catch_warnings():
+            warnings.simplefilter("ignore", SkippedRowsWarning)  # said below: the rows, then their count
             run = score_suite(
                 suite,
                 ids,
@@ -160,6 +163,7 @@ def score(
     print_manifest_problems(run.manifest_problems)
     print_frame_options(frames, run.frame_options_applied, run.profile_settings, run.frame_options_overridden)
     print_summary(run.summary)
+    print_skipped_rows(run.manifest_problems)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):
         console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)

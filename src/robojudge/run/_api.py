@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,15 @@ from robojudge.run._where import (
     suite_store_url,
 )
 from robojudge.store import ResultRow, ResultStore, default_db_url
-from robojudge.suite import Item, ManifestProblem, Suite, iter_suite, load_suite
+from robojudge.suite import (
+    Item,
+    ManifestProblem,
+    SkippedRowsWarning,
+    Suite,
+    iter_suite,
+    load_suite,
+    skipped_rows_line,
+)
 
 STREAM_BLOCK = 2_000
 """Manifest records read, planned and scheduled at a time by :func:`score_suite`."""
@@ -170,7 +179,8 @@ def score_suite(
     ``db`` defaults to ``results.sqlite`` in ``run_dir``, which defaults to the run folder the manifest
     lies in, else ``runs/<manifest name>`` under the current folder (the manifest's own folder may be
     read-only). Rows of the manifest that do not validate are skipped and returned in
-    ``manifest_problems``; the rest are scored. Rerunning with
+    ``manifest_problems``, and the call warns once with their count (a
+    :class:`~robojudge.suite.SkippedRowsWarning`); the rest are scored. Rerunning with
     the same arguments resumes: stored results are skipped, unless their inputs changed since (they
     are recomputed and the stored rows kept as superseded); stored results without an inputs
     fingerprint (schema version 1) are kept unless ``rescore_unknown``, and those computed with other
@@ -239,6 +249,10 @@ def score_suite(
                                     frame_options_applied=applied, profile_settings=own,
                                     frame_options_overridden=overridden)
             raise
+        skipped = skipped_rows_line(problems)
+        if skipped is not None:  # the summary counts the items scored; these never were
+            warnings.warn(f"{manifest}: {skipped}; SuiteRun.manifest_problems (or `robojudge suite "
+                          "validate`) lists them", SkippedRowsWarning, stacklevel=2)
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own,
                         frame_options_overridden=overridden)

@@ -24,7 +24,13 @@ from robojudge.suite._load import (
 )
 from robojudge.suite._media import MEDIA_MODES, npz_problem
 from robojudge.suite._paths import CONFINE_ENV, RUN_MANIFESTS, run_manifest
-from robojudge.suite._problems import ManifestError, ManifestProblem
+from robojudge.suite._problems import (
+    ManifestError,
+    ManifestProblem,
+    SkippedRowsWarning,
+    skipped_rows,
+    skipped_rows_line,
+)
 from robojudge.suite._read import SUFFIXES
 from robojudge.suite._scan import (
     PATTERN_FIELDS,
@@ -74,6 +80,7 @@ __all__ = [
     "Labels",
     "ManifestError",
     "ManifestProblem",
+    "SkippedRowsWarning",
     "Suite",
     "SuiteInfo",
     "item_id_problem",
@@ -88,6 +95,8 @@ __all__ = [
     "parse_grid",
     "run_manifest",
     "scan_folder",
+    "skipped_rows",
+    "skipped_rows_line",
     "suite_info",
     "tiling_in",
     "tiling_known",

@@ -201,10 +201,17 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
     way this user may not search, a name too long) is a problem of its record, never an exception.
 
     Returns:
-        ``(dotted field, message)`` for each missing or unusable path.
+        ``(dotted field, message)`` for each missing or unusable path; a file that several fields name (a
+        one-view item's ``video`` and ``views.cam0``) is one problem, under the first of them, the
+        message naming the others.
     """
     out: list[tuple[str, str]] = []
+    missing: dict[str, int] = {}  # a path not found -> its problem in out
     for field, kind, value in path_targets(data):
+        if value in missing:
+            at = missing[value]
+            out[at] = (out[at][0], f"{out[at][1]} (also named by field {field})")
+            continue
         if not value.strip():
             if field != "video":  # the schema already rejects an empty video
                 out.append((field, "path is empty"))
@@ -219,6 +226,7 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
             mode = os.stat(full).st_mode
         except (FileNotFoundError, NotADirectoryError):
             where = "" if given.is_absolute() else f" (looked for {full})"
+            missing[value] = len(out)
             out.append((field, f"file not found: {value}{where}{_backslash_hint(value, root)}"))
             continue
         except OSError as exc:

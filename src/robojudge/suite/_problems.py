@@ -75,6 +75,47 @@ class ManifestProblem:
         return asdict(self)
 
 
+def skipped_rows(problems: Iterable[ManifestProblem]) -> dict[str, int]:
+    """The manifest rows that ``problems`` left out (those with an error; a warning leaves its row in),
+    each counted once, by the kind of its first error: the message's head before ``:`` (``file not
+    found``), or ``invalid row`` when it has none short enough to name a kind.
+
+    >>> p = [ManifestProblem("m.jsonl", 3, None, "a", "video", "file not found: a.mp4"),
+    ...      ManifestProblem("m.jsonl", 3, None, "a", "reference_video", "file not found: r.mp4"),
+    ...      ManifestProblem("m.jsonl", 4, None, "b", "fps", "fps must be positive, got -1"),
+    ...      ManifestProblem("m.jsonl", 5, None, "c", "video", "odd frame rate", severity="warning")]
+    >>> skipped_rows(p)
+    {'file not found': 1, 'invalid row': 1}
+    """
+    kinds: dict[tuple[str, int | None, int | None], str] = {}
+    for p in problems:
+        if not p.is_error or (p.line is None and p.row is None):
+            continue
+        head, colon, _ = p.message.partition(":")
+        kinds.setdefault((p.file, p.line, p.row), head if colon and len(head) <= 40 else "invalid row")
+    counts: dict[str, int] = {}
+    for kind in kinds.values():
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def skipped_rows_line(problems: Iterable[ManifestProblem]) -> str | None:
+    """``"300 manifest rows skipped (file not found: 300)"``, or ``None`` when no row was left out."""
+    counts = skipped_rows(problems)
+    n = sum(counts.values())
+    if not n:
+        return None
+    kinds = ", ".join(f"{kind}: {k}" for kind, k in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f"{n} manifest row{'s' if n != 1 else ''} skipped ({kinds})"
+
+
+class SkippedRowsWarning(UserWarning):
+    """Rows of a manifest were left out of a run because they do not validate (a video not found):
+    :func:`robojudge.run.score_suite` warns once, with the count, so that a half-missing suite does not
+    read as a complete one; the run's ``manifest_problems`` list them, as ``robojudge suite validate``
+    does."""
+
+
 def _shown_id(item_id: str) -> str:
     """``item 'ep07'``; an id longer than any a manifest accepts (refused for its length) by its start."""
     if len(item_id.encode("utf-8", "surrogatepass")) <= 1000:  # suite._schema.MAX_ITEM_ID_BYTES
