@@ -247,3 +247,13 @@ class Unpicklable:
 def unpicklable_for_negative(value: int) -> object:
     """Executor test task: a negative value returns what cannot be pickled."""
     return Unpicklable() if value < 0 else value
+
+
+def log_in_worker(value: int) -> int:
+    """Executor test task: logs a DEBUG and a WARNING record naming ``value``."""
+    import logging
+
+    log = logging.getLogger("robojudge.test_worker")
+    log.debug("DEBUGLINE %d", value)
+    log.warning("WARNLINE %d", value)
+    return value

@@ -7,8 +7,10 @@ import contextlib
 import errno
 import faulthandler
 import itertools
+import logging
 import multiprocessing as mp
 import signal
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ALL_COMPLETED, FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -87,19 +89,45 @@ def cv_threads_per_worker(workers: int, cpus: int | None = None) -> int:
     return max(1, (cpus if cpus is not None else usable_cpus()) // max(1, workers))
 
 
-def init_worker(cv_threads: int, memory_share: float = 1.0, parent: settings.Settings | None = None) -> None:
+LogSetup = tuple[int, str | None, dict[str, int]]
+"""What a worker needs to log as its parent does: the root logger's level, the format of its handler on
+stderr, and the levels set on named loggers (the CLI holds noisy libraries at WARNING)."""
+
+
+def parent_log_setup() -> LogSetup | None:
+    """How this process logs to stderr (``robojudge -v`` sets it up: :func:`robojudge.cli._root`), for
+    :func:`init_worker`; ``None`` when no handler of the root logger writes to stderr (a library caller
+    that set up no logging: workers then keep Python's defaults, as this process does)."""
+    root = logging.getLogger()
+    for handler in root.handlers:
+        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stderr, sys.__stderr__):
+            fmt = handler.formatter._fmt if handler.formatter is not None else None
+            levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
+                      if isinstance(lg, logging.Logger) and lg.level != logging.NOTSET}
+            return root.level, fmt, levels
+    return None
+
+
+def init_worker(cv_threads: int, memory_share: float = 1.0, parent: settings.Settings | None = None,
+                log_setup: LogSetup | None = None) -> None:
     """A worker process's start: take the ``parent``'s settings (None: read this process's environment)
     so that the run sees one set of values in all its processes, end with the parent, print the Python
     stack of a native crash (a segfault names the metric it happened in), let a task's time limit end
     the process when its code does not come back to Python (:mod:`robojudge.run._timelimit`), run
-    OpenCV on ``cv_threads`` threads (0: OpenCV's own default), and hold decoded frames to
-    ``memory_share`` of the budget (one of several workers on the machine:
-    :func:`robojudge.video.set_frame_memory_share`)."""
+    OpenCV on ``cv_threads`` threads (0: OpenCV's own default), hold decoded frames to ``memory_share``
+    of the budget (one of several workers on the machine: :func:`robojudge.video.set_frame_memory_share`),
+    and log to stderr as the parent does (``log_setup``, :func:`parent_log_setup`: ``robojudge -v`` means
+    the same with any number of workers, and a record keeps its level and logger name)."""
     if parent is not None:
         settings.install(parent)
     exit_with_parent()
     faulthandler.enable()
     allow_hard_limit()
+    if log_setup is not None:
+        level, fmt, levels = log_setup
+        logging.basicConfig(level=level, format=fmt if fmt is not None else logging.BASIC_FORMAT)
+        for name, named in levels.items():
+            logging.getLogger(name).setLevel(named)
     from robojudge.video import set_frame_memory_share
 
     set_frame_memory_share(memory_share)
@@ -143,7 +171,7 @@ class LocalProcessExecutor:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._pool = ProcessPoolExecutor(
             max_workers=workers, mp_context=self._ctx, initializer=init_worker,
-            initargs=(self.cv_threads, 1.0 / workers, settings.get()),
+            initargs=(self.cv_threads, 1.0 / workers, settings.get(), parent_log_setup()),
         )
         return self._pool
 
