@@ -10,6 +10,7 @@ import itertools
 import json
 import logging
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -488,6 +489,9 @@ def _note_warnings(summary: RunSummary, row: ResultRow) -> None:
 def compute_task(task: Task) -> list[ResultRow]:
     """All of an item's pending metrics, decoding each distinct sampling of its videos once, and the
     samplings of the main video that the metrics' configs declare in one pass (``prefetch_main_video``)."""
+    # (under -v: in a worker's own log too, so that its lines, and a stack it prints, can be matched to items)
+    _log.debug("process %d computing %s / %s", os.getpid(), task.item.item_id,
+               ", ".join(r.id for r in task.requests))
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
         configs = [None if missing_inputs(req.spec, task.item) else req.config for req in task.requests]
         readers: list[object] = [cfg for cfg in configs if cfg is not None]
@@ -537,17 +541,37 @@ CRASHED_AGAIN = (
 """How an item's error row starts when the child computing it died too (how it died follows)."""
 
 
+#: How the time limit's hard guard ends a worker (``faulthandler.dump_traceback_later(exit=True)`` exits
+#: with status 1 once it has printed the stacks), as :func:`robojudge.run._executor.how_it_died` says it.
+HARD_TIMEOUT_EXIT = "(exit status 1)"
+
+
 def crash_reason(reason: str, timeout_s: float | None) -> str:
-    """``reason`` for a task whose worker died, with the time limit's hard guard named when the run
-    has one (:mod:`robojudge.run._timelimit`: it ends a worker too), and the way to try it again."""
-    if timeout_s is not None:
+    """``reason`` for a task whose worker died, and the way to try it again. Where the run has a time
+    limit, whose hard guard ends a worker too (:mod:`robojudge.run._timelimit`), the row says which it was:
+    a worker that exited with the guard's status (:data:`HARD_TIMEOUT_EXIT`) was stopped by the limit, one
+    killed by a signal crashed; another exit status may be either."""
+    if timeout_s is not None and reason.endswith(HARD_TIMEOUT_EXIT):
+        reason = (f"{reason}: a hard timeout, its code ran past the time limit ({timeout_s:g} s, --timeout) "
+                  "without coming back to Python; the worker printed the Python stack it was at on stderr, "
+                  "followed by a warning naming this item")
+    elif timeout_s is not None and "(exit status" in reason:
         reason = (f"{reason}; or its code ran past the time limit ({timeout_s:g} s, --timeout) without "
                   "coming back to Python, in which case the worker's stderr shows where it was")
     return reason if "--retry-errors" in reason else f"{reason}; --retry-errors tries it again"
 
 
+def crash_warning(item_id: str, metrics: Sequence[str], reason: str) -> None:
+    """One WARNING line on stderr naming the item and metrics of a task whose process died, right after
+    the stack that process printed (faulthandler: a native crash's, or the time limit's hard guard's), so
+    that the stack can be told apart from those of other items. The tasks suspected of a crash run alone
+    (:class:`~robojudge.run._executor.LocalProcessExecutor`), so the last stack before the line is theirs."""
+    _log.warning("%s / %s: %s", item_id, ", ".join(metrics), reason.split(";")[0])
+
+
 def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
     reason = crash_reason(reason, task.timeout_s)
+    crash_warning(task.item.item_id, [r.id for r in task.requests], reason)
     return [
         _error_row(task.item, req, reason, 0.0, task.fingerprint(i)) for i, req in enumerate(task.requests)
     ]
