@@ -82,3 +82,22 @@ def test_a_rubric_whose_reply_trips_a_bug_fails_alone_and_is_asked_again(
         assert again.scored == 1 and again.skipped == 1 and srv.count == 3
         rows = {r.metric: r for r in store.rows()}
         assert rows["judge:t:pa"].status == "ok" and rows["judge:t:pa"].value == 5
+
+
+def test_a_judgment_that_raises_keeps_its_notes_and_where_it_was_raised(
+    make_items: Any, tmp_path: Path, cache: ResponseCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def buggy(text: str, rubric: Rubric) -> Any:
+        exc = RuntimeError("a parser bug")
+        exc.add_note("while reading the reply's score")
+        raise exc
+
+    monkeypatch.setattr(engine_module, "parse_reply", buggy)
+    with FakeServer(lambda body, n: _reply(body, "2", "4")) as srv, \
+            ResultStore(tmp_path / "r.sqlite") as store:
+        judge_items(make_items(["x"]), judge(srv.url), [PA], store, cache=cache)
+        (row,) = store.rows()
+    # Before: "judge raised RuntimeError: a parser bug" and no details of where (audit logging F3).
+    assert row.error == "judge raised RuntimeError: a parser bug (while reading the reply's score)"
+    where = row.details["traceback"]
+    assert "in buggy" in where and "test_judge_reply_failures.py" in where

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from robojudge._raised import raised_reason, raised_traceback
 from robojudge.judges._backend import (
     Backend,
     BackendError,
@@ -475,9 +476,13 @@ class JudgeEngine:
             # again instead of replaying them into the same error.
             for key in used:
                 self.cache.forget_reply(key)
-            message = f"judge raised {type(exc).__name__}: {self.redact.message(exc)}"
+            message = f"judge raised {self.redact.text(raised_reason(exc))}"
             _log.warning("judge %s: rubric %s: %s", self.config.name, rubric.id, message)
-            return RubricResult(rubric, "error", None, _clip(message), time.perf_counter() - start)
+            # Where it was raised, secrets masked as in the message: in the row's details, and under -v here
+            where = self.redact.text(raised_traceback(exc))
+            _log.debug("judge %s: rubric %s: %s", self.config.name, rubric.id, where)
+            return RubricResult(rubric, "error", None, _clip(message), time.perf_counter() - start,
+                                {"traceback": where})
         finally:
             _USED_KEYS.reset(token)
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import math
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from robojudge._raised import raised_reason, raised_traceback
 from robojudge.judges import (
     FrameLoader,
     FrameSpec,
@@ -34,6 +36,8 @@ from robojudge.run._fingerprint import judge_inputs, settle
 from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.suite import Item
 from robojudge.video import DecoderPool, VideoError
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -260,7 +264,8 @@ def _row(item: Item, plan: JudgePlan, res: RubricResult, fingerprint: str, warni
     )
 
 
-def error_row(item: Item, plan: JudgePlan, message: str, fingerprint: str) -> ResultRow:
+def error_row(item: Item, plan: JudgePlan, message: str, fingerprint: str,
+              details: dict[str, Any] | None = None) -> ResultRow:
     return ResultRow(
         item_id=item.item_id,
         metric=plan.metric_id,
@@ -269,9 +274,18 @@ def error_row(item: Item, plan: JudgePlan, message: str, fingerprint: str) -> Re
         status="error",
         value=None,
         error=message,
+        details=details,
         config=plan.config,
         fingerprint=fingerprint,
     )
+
+
+def _raised(engine: JudgeEngine, item: Item, exc: BaseException) -> tuple[str, dict[str, Any]]:
+    """The error and the details of the rows of an item whose judging raised unexpectedly: ``judge raised
+    Type: message (notes)`` and the end of its traceback, secrets masked (logged under -v too)."""
+    where = engine.redact.text(raised_traceback(exc))
+    _log.debug("%s: judging raised: %s", item.item_id, where)
+    return f"judge raised {engine.redact.text(raised_reason(exc))}", {"traceback": where}
 
 
 class Writer:
@@ -407,11 +421,9 @@ async def judge_one(
         frames.release()
         if (code := out_of_files(exc)) is not None:  # this machine's limit: the run stops
             raise out_of_files_error(item, exc, code) from exc
-        if isinstance(exc, VideoError):
-            reason = f"video error: {exc}"
-        else:
-            reason = f"judge raised {type(exc).__name__}: {engine.redact.message(exc)}"
-        return [error_row(item, p, reason, fp) for p, fp in zip(plans, prints, strict=True)]
+        reason, where = ((f"video error: {exc}", None) if isinstance(exc, VideoError)
+                         else _raised(engine, item, exc))
+        return [error_row(item, p, reason, fp, where) for p, fp in zip(plans, prints, strict=True)]
     try:
         outcomes: list[RubricResult | BaseException]
         if frames.from_cache:  # replies most likely cached too: no tasks to schedule
@@ -441,8 +453,8 @@ async def judge_one(
         elif isinstance(out, VideoError):
             rows.append(error_row(item, p, f"video error: {out}", fp))
         else:
-            reason = f"judge raised {type(out).__name__}: {engine.redact.message(out)}"
-            rows.append(error_row(item, p, reason, fp))
+            reason, where = _raised(engine, item, out)
+            rows.append(error_row(item, p, reason, fp, where))
     if halt is not None:  # the item's rubrics that finished are stored all the same (review rev9)
         halt[0].rows = rows
         raise halt[0] from halt[1]
