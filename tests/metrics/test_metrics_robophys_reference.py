@@ -316,3 +316,33 @@ def test_a_short_clip_decodes_only_the_reference_frames_it_is_compared_with(tmp_
             assert {k: (row.details or {})[k] for k in expect} == expect
             ssim_row = compute_metric(item, MetricRequest.build("iq1_ssim"))
             assert ssim_row.status == "ok" and ssim_row.details["frames_expected"] == 6 * rate
+
+
+def _palette_frames(n=8, h=32, w=40):
+    """Frames of 16 colours: a GIF holds them exactly."""
+    rng = np.random.default_rng(3)
+    palette = rng.integers(0, 256, (16, 3), dtype=np.uint8)
+    base = rng.integers(0, 16, (h, w))
+    return np.stack([palette[(base + i) % 16] for i in range(n)])
+
+
+@pytest.mark.parametrize("stalled", ["video", "reference"])
+def test_a_stall_is_paired_by_time_not_by_position(tmp_path, stalled):
+    # Frames 3 and 4 dropped from a 10-fps clip: the player holds frame 2 from 0.2 to 0.5 s. At 5 fps
+    # (targets 0, 0.2, 0.4, 0.6 s) the rate step picks frames 0, 2 and 6 of it (frame 2 once), which
+    # paired by position met reference frames 0, 2 and 4, with reference frame 6 counted missing; paired
+    # by time, the held frame 2 meets reference frame 4 and frame 6 its own.
+    frames = _palette_frames()
+    kept = [0, 1, 2, 5, 6, 7]
+    write_video(tmp_path / "stall.gif", frames[kept], fps=10, timestamps=[i / 10 for i in kept])
+    write_video(tmp_path / "whole", frames, fps=10)
+    video, reference = ("stall.gif", "whole") if stalled == "video" else ("whole", "stall.gif")
+    item = Item(item_id="a", video=str(tmp_path / video), reference_video=str(tmp_path / reference))
+    p = get_metric("iq1_psnr").compute(item, get_metric("iq1_psnr").make_config({"fps": 5}))
+    assert p.details["pairing_fps"] == 5.0
+    assert p.details["frames"] == 4 and p.details["frames_missing"] == 0
+    assert p.details["frames_unmatched"] == 0
+    assert p.details["capped_frames"] == 3  # frames 0, 2 and 6 against their own
+    assert p.value == pytest.approx((3 * 100.0 + psnr(frames[2], frames[4])) / 4)
+    s = get_metric("iq1_ssim").compute(item, get_metric("iq1_ssim").make_config({"fps": 5}))
+    assert s.details["frames"] == 4 and s.value == pytest.approx((3 + max(ssim(frames[2], frames[4]), 0)) / 4)

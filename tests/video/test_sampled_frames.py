@@ -74,3 +74,21 @@ def test_fingerprint_names_the_file_and_changes_with_it(tmp_path: Path) -> None:
     assert FileFingerprint.of(clip) != first
     with pytest.raises(OSError):
         FileFingerprint.of(tmp_path / "missing.mp4")
+
+
+def test_shown_at_holds_a_frame_over_a_stall_and_is_the_identity_at_a_constant_rate(tmp_path: Path) -> None:
+    # 30 fps stored in whole milliseconds: frame 20 at 0.667 s, just after the target 20 / 30; half a
+    # tick of the time base still counts it as shown there, as the rate step does.
+    times = [round(i / 30, 3) for i in range(40)]
+    even = SampledFrames(None, np.asarray(times), np.arange(40), 30.0, Path("v.mp4"), tolerance=0.0005)
+    assert even.shown_at(30.0).tolist() == list(range(40))
+    # Frames 10-19 dropped: frame 9 is held over the targets 9-19, each later frame shown at its own.
+    kept = [i for i in range(40) if not 10 <= i < 20]
+    stalled = SampledFrames(None, np.asarray([times[i] for i in kept]), np.asarray(kept), 30.0, Path("v.mp4"),
+                            tolerance=0.0005)
+    assert stalled.shown_at(30.0).tolist() == [*range(10), *[9] * 10, *range(10, 30)]
+    # A sampled video gives its rate step's tolerance, and a constant-rate file the identity.
+    path = write_video(tmp_path / "c.mp4", np.zeros((12, 16, 16, 3), np.uint8), fps=30)
+    read = sample_frames(path, fps=30, max_frames=None)
+    assert read.tolerance > 0 and read.shown_at(30.0).tolist() == list(range(12))
+    assert pickle.loads(pickle.dumps(read)).tolerance == read.tolerance

@@ -120,7 +120,8 @@ class GridCell:
                 interp = cv2.INTER_AREA if out[0] * out[1] < cw * ch else cv2.INTER_LINEAR
                 cell = np.stack([cv2.resize(f, out, interpolation=interp) for f in cell])
         return SampledFrames(np.ascontiguousarray(cell), frames.timestamps, frames.indices, frames.source_fps,
-                             frames.path, frames.warnings, frames.fingerprint, frames.picked)
+                             frames.path, frames.warnings, frames.fingerprint, frames.picked,
+                             frames.tolerance)
 
     def as_list(self) -> list[int]:
         return [self.row, self.col]
@@ -253,7 +254,7 @@ def as_displayed(frames: SampledFrames, size: int | tuple[int, int] | None) -> S
             f"frames stretched to the display aspect, {out[0]}x{out[1]} (read as stored: {w}x{h})")
     warnings = (*frames.warnings[:at], said, *frames.warnings[at + 1:])
     return SampledFrames(stretched, frames.timestamps, frames.indices, frames.source_fps, frames.path,
-                         warnings, frames.fingerprint, frames.picked)
+                         warnings, frames.fingerprint, frames.picked, frames.tolerance)
 
 
 _FALLBACK: ThreadPoolExecutor | None = None

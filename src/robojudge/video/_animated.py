@@ -104,7 +104,8 @@ def sample_animated(
     times, duration, warnings, (width, height) = _timing(path)
     average, densest = _rates(times, duration)
     effective = None if fps is None or fps >= densest * (1 - 1e-9) else fps
-    picks = pick_indices(times, effective, time_tolerance(_TIME_BASE))
+    tolerance = time_tolerance(_TIME_BASE)
+    picks = pick_indices(times, effective, tolerance)
     chosen = [picks[p] for p in thin_positions(len(picks), max_frames, spread)]
     check_frame_memory(path, [(len(chosen), post)], width, height)
     arrays: list[np.ndarray] = []
@@ -129,4 +130,5 @@ def sample_animated(
         path=path,
         warnings=warnings,
         picked=len(picks),
+        tolerance=tolerance,
     )

@@ -263,6 +263,7 @@ class _Plan:
         self.chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
         self.picked = len(picks)
         self.source_fps = timing.fps
+        self.tolerance = timing.tolerance
         self.warnings = warnings
 
     @classmethod
@@ -299,6 +300,7 @@ class _Plan:
             path=path,
             warnings=self.warnings + warnings,
             picked=self.picked,
+            tolerance=self.tolerance,
         )
 
     @staticmethod
@@ -447,6 +449,7 @@ def _two_pass(
         path=path,
         warnings=warnings,
         picked=len(picks),
+        tolerance=timing.tolerance,
     )
 
 

@@ -175,10 +175,13 @@ class SampledFrames:
         picked: how many frames the rate step picked before ``max_frames`` kept some of them: the
             video's length at the sampled rate (``len(self)`` when nothing was left out). A reader that
             needs only the first frames (``spread="head"``) still learns how many there are.
+        tolerance: how late (seconds) a frame may be stamped and still count as shown at a target time
+            of the rate step (half a tick of the time base, or the time stamps' scatter): what
+            :meth:`shown_at` holds the time stamps to.
     """
 
     __slots__ = ("_frames", "_hashes", "_jpeg", "_urls", "fingerprint", "indices", "path", "picked",
-                 "source_fps", "timestamps", "warnings")
+                 "source_fps", "timestamps", "tolerance", "warnings")
 
     def __init__(
         self,
@@ -190,10 +193,12 @@ class SampledFrames:
         warnings: tuple[str, ...] = (),
         fingerprint: FileFingerprint | None = None,
         picked: int | None = None,
+        tolerance: float = 1e-6,
     ) -> None:
         self._frames = frames
         self.timestamps = timestamps
         self.picked = int(timestamps.shape[0]) if picked is None else picked
+        self.tolerance = tolerance
         self.indices = indices
         self.source_fps = source_fps
         self.path = path
@@ -239,6 +244,34 @@ class SampledFrames:
             return 0.0
         step = 1.0 / self.source_fps if self.source_fps > 0 else 0.0
         return float(self.timestamps[-1]) + step
+
+    def shown_at(self, fps: float) -> np.ndarray:
+        """For each target time ``k / fps`` from the first frame, the position among these frames of the
+        one a player shows then: the latest at or before it (``tolerance`` allowed), repeats allowed,
+        as a player holds a frame. ``int64``, one per target up to the last frame's time.
+
+        Meant for frames sampled at ``fps`` with nothing thinned (``max_frames`` None, or ``"head"``):
+        the rate step picks a frame for each target but never one twice, so a video that stalls, or
+        has a variable frame rate, gives fewer frames than targets; this says which frame each target
+        holds. Constant-rate video gives ``0, 1, 2, ...``.
+
+        >>> f = SampledFrames(None, np.array([0.0, 0.1, 0.5, 0.6]), np.arange(4), 10.0, Path("v.mp4"))
+        >>> f.shown_at(10.0).tolist()  # 0.2-0.4 s hold the frame shown at 0.1 s
+        [0, 1, 1, 1, 1, 2, 3]
+        """
+        if not fps > 0:
+            raise ValueError(f"fps must be positive, got {fps}")
+        firsts: list[int] = []  # the first target each frame is shown at
+        for time in (float(t) for t in self.timestamps - (self.timestamps[0] if len(self) else 0.0)):
+            # the rate step's own test (robojudge.video._select.RatePicker): a frame is at target k
+            # unless its time is past k / fps + tolerance
+            k = max(firsts[-1] + 1 if firsts else 0, int(np.ceil((time - self.tolerance) * fps)) - 1)
+            while time > k / fps + self.tolerance:
+                k += 1
+            firsts.append(k)
+        if not firsts:
+            return np.zeros(0, dtype=np.int64)
+        return (np.searchsorted(np.asarray(firsts), np.arange(firsts[-1] + 1), side="right") - 1).astype(np.int64)
 
     @property
     def hashes(self) -> list[str]:
@@ -288,7 +321,7 @@ class SampledFrames:
         if not self._jpeg and not self._urls:
             raise ValueError(f"{self.path}: dropping the pixels needs a JPEG encoding first")
         out = SampledFrames(None, self.timestamps, self.indices, self.source_fps, self.path, self.warnings,
-                            self.fingerprint, self.picked)
+                            self.fingerprint, self.picked, self.tolerance)
         out._hashes = self.hashes
         out._jpeg = dict(self._jpeg)
         out._urls = dict(self._urls)

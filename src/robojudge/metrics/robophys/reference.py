@@ -257,9 +257,11 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     Both videos are sampled at one rate (``fps``, or the lower of their native rates, which keeps
     every frame when they agree; an ``fps`` above either native rate is lowered to it and warns,
     :func:`pairing_rates`), each from its own first frame: generated frame 0 pairs with reference
-    frame 0, so the reference must start at the conditioning frame, and at each target time each video
-    gives the latest frame shown at or before it (:func:`~robojudge.video.sample_frames`); generated
-    frames are resized to the reference's size. The reference sets the length: generated frames past
+    frame 0, so the reference must start at the conditioning frame, and at each target time ``k / rate``
+    each video gives the latest frame shown at or before it (:func:`~robojudge.video.sample_frames`),
+    repeats allowed: a video that stalls holds its frame over the stall, as a player does
+    (:meth:`~robojudge.video.SampledFrames.shown_at`); generated frames are resized to the reference's
+    size. The reference sets the length: generated frames past
     its end are dropped, and a generated video that ends early leaves reference frames ``missing``,
     which the metrics count as the worst value rather than comparing only the common start (a one-frame
     video holding the conditioning frame scored a perfect 100 dB that way). Those missing frames are
@@ -286,21 +288,37 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     report_warnings(Path(item.video), [w for w in (resized, rates.note()) if w is not None])
     sampling = paired_sampling(item, fps)
     rate = sampling["fps"]
-    gen = sample_frames(item.video, **sampling).frames
-    # Only the reference frames that pair with a generated one are decoded: the first len(gen) at the
-    # common rate. How many follow is counted from the time stamps (a 1-s clip against a 60-s
-    # reference decoded all 1800 reference frames, 1.8 GB at 640x480, to compare 30 of them).
-    read = sample_frames(item.reference_video, fps=rate, max_frames=max(len(gen), 1), spread="head")
-    ref, total = read.frames, read.picked
-    require_frames(gen, 2)
+    gen_read = sample_frames(item.video, **sampling)
+    # The k-th pair is the frame each video shows at k / rate: a video that stalls, or runs at a variable
+    # rate, holds a frame over several targets (the rate step picks it once). Pairing the picks by list
+    # position instead put every pair after a 0.37-s stall 8 targets apart (7 dB where identical
+    # content scores 100). Constant-rate video picks one frame per target, and pairs as before.
+    gen_at = gen_read.shown_at(rate)
+    # Only the reference frames that pair with a generated one are decoded: each pick is shown at one
+    # target at least, so the first len(gen_at) picks cover every target the generated video reaches.
+    # How many follow is counted from the time stamps (a 1-s clip against a 60-s reference decoded all
+    # 1800 reference frames, 1.8 GB at 640x480, to compare 30 of them); a stall among those is counted
+    # as one frame.
+    read = sample_frames(item.reference_video, fps=rate, max_frames=max(len(gen_at), 1), spread="head")
+    ref_at = read.shown_at(rate)
+    total = len(ref_at) + read.picked - len(read)
+    require_frames(gen_read.frames, 2)
     require_count(total, 2, "the reference video")
-    if total < min_reference_coverage * len(gen):
+    if total < min_reference_coverage * len(gen_at):
         raise Unmeasurable(
             f"the reference video has {total} frames at {rate:g} fps, fewer than "
-            f"{min_reference_coverage:g} of the generated video's {len(gen)}: no ground truth for the rest",
-            frames=0, frames_expected=total, reference_frames=total, generated_frames=len(gen))
-    n = min(total, len(gen))
-    return PairedFrames(gen[:n], ref[:n], total - n, len(gen) - n, video_size, reference_size, rates)
+            f"{min_reference_coverage:g} of the generated video's {len(gen_at)}: no ground truth for the rest",
+            frames=0, frames_expected=total, reference_frames=total, generated_frames=len(gen_at))
+    n = min(total, len(gen_at))
+    gen, ref = _held(gen_read.frames, gen_at[:n]), _held(read.frames, ref_at[:n])
+    return PairedFrames(gen, ref, total - n, len(gen_at) - n, video_size, reference_size, rates)
+
+
+def _held(frames: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """``frames[at]``, or ``frames`` itself when ``at`` is ``0, 1, 2, ...`` over a prefix (no copy)."""
+    if np.array_equal(at, np.arange(len(at))):
+        return frames[: len(at)]
+    return frames[at]
 
 
 def with_missing(per_frame: np.ndarray, missing: int, worst: float) -> np.ndarray:
