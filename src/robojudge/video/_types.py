@@ -271,7 +271,8 @@ class SampledFrames:
             firsts.append(k)
         if not firsts:
             return np.zeros(0, dtype=np.int64)
-        return (np.searchsorted(np.asarray(firsts), np.arange(firsts[-1] + 1), side="right") - 1).astype(np.int64)
+        shown = np.searchsorted(np.asarray(firsts), np.arange(firsts[-1] + 1), side="right") - 1
+        return shown.astype(np.int64)
 
     @property
     def hashes(self) -> list[str]:

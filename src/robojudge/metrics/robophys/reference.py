@@ -307,7 +307,8 @@ def paired_frames(item: Item, fps: float | None, min_reference_coverage: float =
     if total < min_reference_coverage * len(gen_at):
         raise Unmeasurable(
             f"the reference video has {total} frames at {rate:g} fps, fewer than "
-            f"{min_reference_coverage:g} of the generated video's {len(gen_at)}: no ground truth for the rest",
+            f"{min_reference_coverage:g} of the generated video's {len(gen_at)}: no ground truth for the "
+            "rest",
             frames=0, frames_expected=total, reference_frames=total, generated_frames=len(gen_at))
     n = min(total, len(gen_at))
     gen, ref = _held(gen_read.frames, gen_at[:n]), _held(read.frames, ref_at[:n])
@@ -318,7 +319,7 @@ def _held(frames: np.ndarray, at: np.ndarray) -> np.ndarray:
     """``frames[at]``, or ``frames`` itself when ``at`` is ``0, 1, 2, ...`` over a prefix (no copy)."""
     if np.array_equal(at, np.arange(len(at))):
         return frames[: len(at)]
-    return frames[at]
+    return np.asarray(frames[at])
 
 
 def with_missing(per_frame: np.ndarray, missing: int, worst: float) -> np.ndarray:
