@@ -198,3 +198,24 @@ def test_the_least_side_is_the_motion_checks_two_blocks() -> None:
     require_side((MIN_SIDE, MIN_SIDE))
     with pytest.raises(Unmeasurable, match="frames of 40x15 are too small"):
         require_side((40, MIN_SIDE - 1))
+
+
+def test_depth_accuracy_reads_a_low_rate_reference_and_its_clip_at_one_rate(tmp_path) -> None:
+    # A 3-fps reference (RT-1's rate) and a 30-fps clip of the same 4 s. Asked for 4 fps, the reference
+    # kept its frames 1/3 s apart while the clip gave 1/4 s, and the pairs by index drifted apart by up to
+    # 0.9 s. Both are read at 3 fps; the frames are taken before any network loads.
+    from robojudge.metrics.learned.hf_depth import DepthAccuracyConfig, depth_frames
+    from robojudge.video import video_warnings, write_video
+
+    frames = np.zeros((120, 32, 32, 3), np.uint8)
+    clip = write_video(tmp_path / "clip", frames, fps=30)
+    reference = write_video(tmp_path / "reference", frames[::10], fps=3)
+    item = Item(item_id="d", video=str(clip), reference_video=str(reference))
+    with video_warnings() as warned:
+        gen, ref, facts = depth_frames(item, DepthAccuracyConfig())
+    n = min(len(gen), len(ref))
+    assert n == 12
+    assert np.allclose(gen.timestamps[:n], ref.timestamps[:n], atol=1e-6)  # the same moments in both
+    assert {k: facts[k] for k in ("pairing_fps", "fps_configured", "video_fps", "reference_fps")} == {
+        "pairing_fps": 3.0, "fps_configured": 4.0, "video_fps": 30.0, "reference_fps": 3.0}
+    assert any("fps=4 is above the reference's own 3 fps" in w for w in warned)

@@ -7,6 +7,9 @@ so the metric needs the item's ``reference_video``, not simulator depth.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,19 +18,22 @@ from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider
 from robojudge.metrics._score import Score
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.metrics.robophys.reference import require_paired_framing, size_text
+from robojudge.metrics.robophys.reference import pairing_rates, require_paired_framing, size_text
 from robojudge.suite._schema import Item
-from robojudge.video import sample_frames
+from robojudge.video import SampledFrames, report_warnings, sample_frames
 
 DEPTH = "depth_anything_v2_small"
 
 
 class DepthAccuracyConfig(BaseModel):
-    """Frames compared: both videos sampled the same way and resized to one size, paired by index."""
+    """Frames compared: both videos sampled at one rate and resized to one size, paired by index."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    fps: float | None = Field(default=4.0, gt=0, description="decode rate (null: every frame)")
+    fps: float | None = Field(
+        default=4.0, gt=0,
+        description="common decode rate, at most both videos' own (null, or above either: the lower own rate)",
+    )
     max_frames: int = Field(default=16, ge=1, description="uniform cap on compared frames")
     size: int = Field(default=256, ge=16, description="frames resized to size x size before estimation")
     eps: float = Field(default=1e-6, gt=0, description="reference values at or below this are ignored")
@@ -79,14 +85,15 @@ def depth_accuracy(
     inputs={Input.video, Input.reference},
     description=(
         "Absolute relative error between monocular depth (Depth Anything V2 Small) of generated and "
-        "reference frames after per-frame median scaling, averaged over frames paired by index (4 fps, "
-        "at most 16, 256x256). Lower is better."
+        "reference frames after per-frame median scaling, averaged over frames paired by index (both at "
+        "4 fps or the lower own rate, at most 16, 256x256). Lower is better."
     ),
     provider=Provider.model,
     config=DepthAccuracyConfig,
     note="estimator Depth Anything V2 Small (transformers); error = median-scaled AbsRel on its output maps",
     weights=(DEPTH,),
-    version="3",  # videos framed unlike their reference, or under 16 px, unscored (v2: squashed and scored)
+    version="3",  # videos framed unlike their reference, or under 16 px, unscored (v2: squashed and scored);
+    # both read at one rate, at most both own rates (v2: each at fps or every frame, paired by index)
 )
 def dc_depth_accuracy(item: Item, config: DepthAccuracyConfig) -> Score:
     """RoboPhys-3D depth accuracy of the item against its reference episode.
@@ -102,14 +109,37 @@ def dc_depth_accuracy(item: Item, config: DepthAccuracyConfig) -> Score:
     assert item.reference_video is not None  # the runner checks Input.reference
     sizes = dict(zip(("video_size", "reference_size"), map(size_text, require_paired_framing(item)),
                      strict=True))
-    size = (config.size, config.size)
-    gen = sample_frames(item.video, fps=config.fps, max_frames=config.max_frames, size=size)
-    ref = sample_frames(item.reference_video, fps=config.fps, max_frames=config.max_frames, size=size)
-    # Frames are paired by index and spread over each video's own length, so both must last about as
-    # long (a video cut short was compared as if complete); checked before the network loads.
-    span = require_same_span(gen, ref, config.min_coverage)
+    gen, ref, facts = depth_frames(item, config)
     net = load_depth(DEPTH, metric="dc_depth_accuracy")
     n = min(len(gen), len(ref))
     value, per = depth_accuracy(predict_depth(net, gen.frames[:n], config.batch_size),
                                 predict_depth(net, ref.frames[:n], config.batch_size), config.eps)
-    return Score(value=value, details={"frames": n, "max_frame": float(per.max()), **span, **sizes})
+    return Score(value=value, details={"frames": n, "max_frame": float(per.max()), **facts, **sizes})
+
+
+def depth_frames(
+    item: Item, config: DepthAccuracyConfig
+) -> tuple[SampledFrames, SampledFrames, dict[str, Any]]:
+    """The generated and reference frames :func:`dc_depth_accuracy` pairs by index, and what its row
+    records of them (both spans, the rates: :meth:`~robojudge.metrics.robophys.reference.PairingRate.
+    details`); read before the network loads.
+
+    Both videos are read at one rate, ``fps`` or the lower own rate where that is lower
+    (:func:`~robojudge.metrics.robophys.reference.pairing_rates`, warning when ``fps`` is lowered): asked
+    for 4 fps, a 3-fps reference kept its frames 1/3 s apart while the clip gave 1/4 s, and the pairs
+    drifted up to 0.9 s apart (version 3 on 2026-12-07 and before).
+
+    Raises:
+        Unmeasurable: either video gives fewer than 2 frames, or lasts less than ``min_coverage`` of
+            the other (:func:`~robojudge.metrics._content.require_same_span`).
+    """
+    assert item.reference_video is not None
+    rates = pairing_rates(item.video, item.reference_video, config.fps)
+    report_warnings(Path(item.video), [n for n in (rates.note(),) if n is not None])
+    size = (config.size, config.size)
+    gen = sample_frames(item.video, fps=rates.fps, max_frames=config.max_frames, size=size)
+    ref = sample_frames(item.reference_video, fps=rates.fps, max_frames=config.max_frames, size=size)
+    # Frames are paired by index and spread over each video's own length, so both must last about as
+    # long (a video cut short was compared as if complete).
+    span = require_same_span(gen, ref, config.min_coverage)
+    return gen, ref, {**span, **rates.details()}
