@@ -32,7 +32,8 @@ class DepthAccuracyConfig(BaseModel):
 
     fps: float | None = Field(
         default=4.0, gt=0,
-        description="common decode rate, at most both videos' own (null, or above either: the lower own rate)",
+        description="common decode rate, at most both videos' own (null, or above either: the lower own "
+        "rate)",
     )
     max_frames: int = Field(default=16, ge=1, description="uniform cap on compared frames")
     size: int = Field(default=256, ge=16, description="frames resized to size x size before estimation")
