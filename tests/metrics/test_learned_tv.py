@@ -163,8 +163,30 @@ def test_fvd_clips_of_both_sets_cover_the_same_time(tmp_path):
     # A rate above a video's own is lowered to the lowest; a lower one is kept (2 frames at 5 fps).
     assert fvd_of_videos(gen, ref, FvdConfig(frames=4, fps=30), net=net).fps == 10.0
     assert fvd_of_videos(gen, ref, FvdConfig(frames=2, fps=5), net=net).fps == 5.0
-    with pytest.raises(ValueError, match="needs 4 frames \\(stride 1\\) at 5 fps, got 2"):
+    short = ("needs 4 frames \\(stride 1\\) at 5 fps, 0.80 s of video, and it lasts 0.40 s .*the common "
+             "rate 5 fps is the configured fps=5: .*raise fps")
+    with pytest.raises(ValueError, match=short):
         fvd_of_videos(gen, ref, FvdConfig(frames=4, fps=5), net=net)
+
+
+def test_a_low_rate_reference_that_makes_the_clips_too_long_is_named_before_the_network_loads(
+    weights, tmp_path
+):
+    # 1-s, 30-fps generated clips against 4-s, 10-fps references: 16 frames at the common 10 fps need 1.6 s,
+    # so the set fails. The error said only "needs 16 frames (stride 1) at 10 fps, got 10", after I3D
+    # loaded; it now names the reference that set the rate, the time needed and the clip's length, from
+    # the probes (no I3D weights are installed here: the error comes first).
+    gen = [_uniform_video(tmp_path / f"g{i}", [(i, 0, 0)] * 30, fps=30) for i in range(2)]
+    ref = [_uniform_video(tmp_path / f"r{i}", [(0, i, 0)] * 40, fps=10) for i in range(2)]
+    with pytest.raises(ValueError) as info:
+        fvd_of_videos(gen, ref)
+    said = str(info.value)
+    assert said.startswith(f"{gen[0]}: FVD needs 16 frames (stride 1) at 10 fps, 1.60 s of video, and it "
+                           "lasts 1.00 s (30 frames at 30 fps)")
+    assert f"the common rate 10 fps is {ref[0]}'s own rate, the lowest of the 4 videos compared" in said
+    assert "lower frames or stride" in said and "references at the generated videos' rate" in said
+    # Shorter clips fit; the same clips at the generated rate need no change.
+    assert fvd_of_videos(gen, ref, FvdConfig(frames=8), net=_TinyI3D()).fps == 10.0
 
 
 def test_fvd_rejects_short_videos_and_tiny_sets(tmp_path):

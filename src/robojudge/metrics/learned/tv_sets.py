@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,7 +42,13 @@ if TYPE_CHECKING:
 
 class FvdConfig(BaseModel):
     """One clip per video: the first ``frames`` frames (every ``stride``-th) at one common rate, resized
-    to 224x224."""
+    to 224x224.
+
+    The common rate is the lowest own rate among all the videos compared, generated and reference
+    (or ``fps`` when lower): one low-rate video, a 3-fps reference or a GIF, lowers it for the whole
+    set, and every clip then spans ``frames * stride / rate`` seconds. A video shorter than that fails
+    the set, named in the error with the video that set the rate, before any network loads.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -56,6 +62,37 @@ class FvdConfig(BaseModel):
     )
 
 
+class ClipRate(NamedTuple):
+    """The rate the FVD clips are sampled at, and the video that set it."""
+
+    #: the common rate: ``fps``, at most the lowest own rate
+    fps: float
+    #: the ``fps`` setting (None: unset)
+    configured: float | None
+    #: the video of the lowest own rate, and that rate
+    slowest: str
+    slowest_fps: float
+    #: how many videos (both sets) the rate was chosen over
+    videos: int
+
+    def why(self) -> str:
+        """Where the rate came from, in words."""
+        if self.configured is not None and self.configured < self.slowest_fps:
+            return f"the configured fps={self.configured:g}"
+        return (f"{self.slowest}'s own rate, the lowest of the {self.videos} videos compared (generated and "
+                "reference)")
+
+
+def clip_rates(videos: Sequence[str | Path], fps: float | None) -> ClipRate:
+    """The one rate the FVD clips of ``videos`` (both sets) are sampled at (:func:`clip_rate`), with the
+    video that set it; from the probes."""
+    from robojudge.video import probe_video
+
+    own = [(probe_video(p).fps, str(p)) for p in videos]
+    lowest, slowest = min(own, key=lambda r: r[0])
+    return ClipRate(lowest if fps is None else min(fps, lowest), fps, slowest, lowest, len(own))
+
+
 def clip_rate(videos: Sequence[str | Path], fps: float | None) -> float:
     """The one rate the FVD clips of ``videos`` (both sets) are sampled at: ``fps``, at most the lowest
     of their own rates (a video cannot be sampled faster), or that lowest rate when ``fps`` is None.
@@ -64,10 +101,48 @@ def clip_rate(videos: Sequence[str | Path], fps: float | None) -> float:
     so the same motion moved 1.9x as far per frame in one set as in the other, and I3D features tell
     motion speeds apart: 16-fps copies of the references scored worse than frozen first frames.
     """
+    return clip_rates(videos, fps).fps
+
+
+def _too_short(path: str | Path, config: FvdConfig, rate: ClipRate | float, lasts: str) -> MetricInputError:
+    """The error for a video shorter than its FVD clip at the common rate: what it needs, how long it
+    is (``lasts``), where the rate came from and what to change."""
+    fps = rate.fps if isinstance(rate, ClipRate) else rate
+    need = config.frames * config.stride / fps
+    said = (f"{path}: FVD needs {config.frames} frames (stride {config.stride}) at {fps:g} fps, "
+            f"{need:.2f} s of video, {lasts}")
+    if not isinstance(rate, ClipRate):
+        return MetricInputError(f"{said}: lower frames or stride, or set a higher fps")
+    said += f"; the common rate {fps:g} fps is {rate.why()}"
+    if rate.configured is not None and rate.configured < rate.slowest_fps:
+        return MetricInputError(f"{said}: lower frames or stride, or raise fps (or unset it: "
+                                f"{rate.slowest_fps:g} fps, the lowest own rate, is the most it can be)")
+    return MetricInputError(
+        f"{said}: lower frames or stride (fps cannot be set above that), or give the videos at one rate "
+        "(references at the generated videos' rate): one low-rate video lowers the rate of every clip in "
+        "both sets")
+
+
+def check_clip_lengths(videos: Sequence[str | Path], config: FvdConfig, rate: ClipRate) -> None:
+    """Raise the error :func:`video_clip` would, from the probes alone (no frame decoded, no network
+    loaded), for the first video surely shorter than its clip at ``rate``: one that gives fewer than
+    ``(frames - 1) * stride + 1`` frames at that rate even counting its last frame's whole duration. A
+    video whose probe gives no length is left to :func:`video_clip`.
+
+    Raises:
+        MetricInputError: a video is too short, named with the video that set the rate.
+    """
     from robojudge.video import probe_video
 
-    lowest = min(probe_video(p).fps for p in videos)
-    return lowest if fps is None else min(fps, lowest)
+    picks = (config.frames - 1) * config.stride + 1
+    for path in videos:
+        info = probe_video(path)
+        if not info.frames or not info.fps > 0:
+            continue
+        seconds = info.frames / info.fps
+        if int(np.floor(seconds * rate.fps + 1e-6)) + 1 < picks:
+            raise _too_short(path, config, rate, f"and it lasts {seconds:.2f} s ({info.frames} frames at "
+                             f"{info.fps:g} fps)")
 
 
 class InceptionConfig(BaseModel):
@@ -79,22 +154,24 @@ class InceptionConfig(BaseModel):
     splits: int = Field(default=10, ge=1, description="splits of the scored frames (10, Salimans et al.)")
 
 
-def video_clip(path: str | Path, config: FvdConfig, fps: float | None = None) -> np.ndarray:
+def video_clip(path: str | Path, config: FvdConfig, fps: float | ClipRate | None = None) -> np.ndarray:
     """The FVD clip of one video: ``(frames, size, size, 3)`` uint8, its first ``frames * stride`` frames
-    at ``fps`` (:func:`clip_rate`; None: its own rate), every ``stride``-th kept.
+    at ``fps`` (:func:`clip_rate`, or :func:`clip_rates` to name the video that set it in the error;
+    None: its own rate), every ``stride``-th kept.
 
     Raises:
         MetricInputError: When the video is shorter than the clip.
     """
     want = config.frames * config.stride
     size = (config.size, config.size)
-    frames = sample_frames(path, fps=fps, max_frames=want, size=size, spread="head").frames
+    rate = fps.fps if isinstance(fps, ClipRate) else fps
+    frames = sample_frames(path, fps=rate, max_frames=want, size=size, spread="head").frames
     clip = frames[: want : config.stride]
     if len(clip) < config.frames:
-        at = f" at {fps:g} fps" if fps is not None else ""
-        raise MetricInputError(
-            f"{path}: FVD needs {config.frames} frames (stride {config.stride}){at}, got {len(clip)}"
-        )
+        if fps is None:
+            raise MetricInputError(
+                f"{path}: FVD needs {config.frames} frames (stride {config.stride}), got {len(clip)}")
+        raise _too_short(path, config, fps, f"got {len(clip)}")
     return clip
 
 
@@ -151,13 +228,16 @@ def fvd_of_videos(
     """Frechet video distance between two lists of videos (RoboPhys-3D ``iq1_fvd``, lower is better).
 
     One clip per video (:func:`video_clip`), every clip of both sets at one rate (:func:`clip_rate`) so
-    that each covers the same stretch of time, ``frames * stride / fps`` seconds from the video's start;
+    that each covers the same stretch of time, ``frames * stride / fps`` seconds from the video's start
+    (one low-rate video lowers the rate, and so lengthens that stretch, for all; a video shorter than it
+    fails the set from the probes, :func:`check_clip_lengths`, before the network loads);
     I3D features (:func:`i3d_features`), Gaussians fitted to each set and their Frechet distance. Warns
     (``SmallSampleWarning``) below 401 videos per set, where the 400-d covariance is rank-deficient (see
     ``distribution.min_stable_samples``).
 
     Raises:
         MissingWeightsError: When ``net`` is None and the I3D file is not on this machine.
+        MetricInputError: Fewer than 2 videos in a set, or a video shorter than its clip.
     """
     cfg = config or FvdConfig()
     if min(len(generated), len(reference)) < 2:
@@ -165,7 +245,8 @@ def fvd_of_videos(
             f"FVD needs at least 2 generated and 2 reference videos, got {len(generated)} and "
             f"{len(reference)}"
         )
-    rate = clip_rate([*generated, *reference], cfg.fps)
+    rate = clip_rates([*generated, *reference], cfg.fps)
+    check_clip_lengths([*generated, *reference], cfg, rate)  # before the network loads
     model = net if net is not None else models.load_i3d_torchscript(metric="iq1_fvd")
     gen = i3d_features([video_clip(p, cfg, rate) for p in generated], model)
     ref = i3d_features([video_clip(p, cfg, rate) for p in reference], model)
@@ -175,7 +256,7 @@ def fvd_of_videos(
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, SmallSampleWarning))
     for note in notes:
         warnings.warn(note, SmallSampleWarning, stacklevel=2)
-    return SetScore(value=value, n_generated=len(gen), n_reference=len(ref), warnings=notes, fps=rate)
+    return SetScore(value=value, n_generated=len(gen), n_reference=len(ref), warnings=notes, fps=rate.fps)
 
 
 def inception_score_of_videos(
