@@ -346,3 +346,23 @@ def test_a_stall_is_paired_by_time_not_by_position(tmp_path, stalled):
     assert p.value == pytest.approx((3 * 100.0 + psnr(frames[2], frames[4])) / 4)
     s = get_metric("iq1_ssim").compute(item, get_metric("iq1_ssim").make_config({"fps": 5}))
     assert s.details["frames"] == 4 and s.value == pytest.approx((3 + max(ssim(frames[2], frames[4]), 0)) / 4)
+
+
+def test_an_fps_within_the_time_base_rounding_of_a_videos_rate_is_kept_without_a_warning(tmp_path):
+    # 30 fps stored in whole milliseconds averages 29.99 fps (frames over the time they cover): fps=30 was
+    # lowered to it, with a warning on every row, though every frame was compared either way.
+    frames = _frames(30)
+    for name in ("gen.mp4", "ref.mp4"):
+        write_video(tmp_path / name, frames, fps=30, timestamps=[i / 30 for i in range(30)])
+    item = Item(item_id="a", video=str(tmp_path / "gen.mp4"), reference_video=str(tmp_path / "ref.mp4"))
+    spec = get_metric("iq1_psnr")
+    with video_warnings() as warned:
+        p = spec.compute(item, spec.make_config({"fps": 30}))
+    assert not warned
+    assert p.value == 100.0 and p.details["frames"] == 30 and p.details["frames_missing"] == 0
+    assert p.details["pairing_fps"] == 30.0 and p.details["video_fps"] < 30.0
+    # Beyond the tolerance the rate is still lowered, and says so.
+    with video_warnings() as warned:
+        high = spec.compute(item, spec.make_config({"fps": 31}))
+    assert high.details["pairing_fps"] == high.details["video_fps"] and high.value == 100.0
+    assert any("fps=31 is above the video's own" in w for w in warned)

@@ -35,6 +35,14 @@ ASPECT_TOLERANCE = 0.05
 #: sixteenth of its pixels: the value says as much about the two resolutions as about the video.
 RESIZE_WARN_FACTOR = 2.0
 
+#: A configured pairing rate at most this share above a video's own rate is taken as that rate, neither
+#: lowered nor warned about (:func:`pairing_rates`): a 30-fps MP4 whose time stamps count milliseconds
+#: averages 29.9953 fps (frames over the time they cover), and ``fps: 30`` asked of it warned on every
+#: row though the same frames were compared. It is the rounding of a time base, which
+#: :func:`~robojudge.video.sample_frames` allows for too: asked for 30 fps of such a video, it keeps
+#: every frame.
+PAIRING_RATE_TOLERANCE = 0.005
+
 
 class PairedConfig(BaseModel):
     """How generated and reference frames are paired."""
@@ -44,8 +52,8 @@ class PairedConfig(BaseModel):
     fps: float | None = Field(
         default=None,
         gt=0,
-        description="common sampling rate; None, or above either video's own rate: the lower of the two "
-        "videos' own frame rates",
+        description="common sampling rate; None, or above either video's own rate (by more than 0.5%): the "
+        "lower of the two videos' own frame rates",
     )
     min_reference_coverage: float = Field(
         default=0.9,
@@ -82,7 +90,8 @@ class PairingRate(NamedTuple):
 
     @property
     def clamped(self) -> bool:
-        """Whether the configured rate was above a video's own and the lower own rate used instead."""
+        """Whether the configured rate was above a video's own (by more than
+        :data:`PAIRING_RATE_TOLERANCE`) and the lower own rate used instead."""
         return self.configured is not None and self.configured > self.fps
 
     def details(self) -> dict[str, float | None]:
@@ -143,10 +152,14 @@ def pairing_rates(video: str, reference_video: str, fps: float | None) -> Pairin
     grid, and pairing them frame by frame compared frame ``i`` of a 16-fps clip (``i / 16`` s) with frame
     ``i`` of a 30-fps reference (``i / 30`` s): a 16-fps copy of the reference at ``fps=30`` scored PSNR
     11 dB instead of 68. So ``fps`` is at most both videos' own rates.
+
+    An ``fps`` within :data:`PAIRING_RATE_TOLERANCE` of the lower own rate is kept as set, without a
+    warning: the difference is the rounding of a time base, not a rate the video lacks.
     """
     own, ref = probe_video(video).fps, probe_video(reference_video).fps
     lower = min(own, ref)
-    return PairingRate(lower if fps is None else min(fps, lower), fps, own, ref)
+    kept = fps is not None and fps <= lower * (1 + PAIRING_RATE_TOLERANCE)
+    return PairingRate(fps if kept and fps is not None else lower, fps, own, ref)
 
 
 def pairing_rate(video: str, reference_video: str, fps: float | None) -> float:
