@@ -95,9 +95,10 @@ def test_no_shared_clip_id_is_named_with_how_to_pair(tmp_path):
                                    "--pair", "new,old"], env={"COLUMNS": "200"})
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())
-    assert ("Warning: new and old share none of their 60 clips, so they are compared as independent samples "
-            "(unpaired).") in said
-    assert "same clip_id" in said
+    # Without clip_id each item is its own cluster: "items", and no --matched hint (it would rank nobody).
+    assert ("Warning: new and old share no clip (their 60 items have no clip_id, so each stands alone), so "
+            "they are compared as independent samples (unpaired).") in said
+    assert "same clip_id" in said and "--matched" not in said
     assert "new and old share no scored clip, so there is no paired difference" in said
 
 
@@ -169,3 +170,32 @@ def test_a_lower_is_better_metric_ranks_the_lower_mean_first(tmp_path):
                                    "metric:pixel_frame_consistency", "--bootstrap", "100"],
                              env={"COLUMNS": "200"})
     assert "Lower is better: the lowest mean ranks first" in " ".join(res.output.split())
+
+
+def test_one_failed_row_of_a_balanced_suite_is_a_note_not_a_warning(tmp_path):
+    # 12 clips x 2 generators x 3 rollouts, one of 72 rows failed: matching would move 2.6% of beta's mean
+    # (one clip with 2 rollouts instead of 3). That printed "Warning: ..." and the --matched hint.
+    items, rows = [], []
+    for c in range(12):
+        for gen in ("alpha", "beta"):
+            for r in range(3):
+                iid = f"c{c}-{gen}-{r}"
+                items.append(Item(item_id=iid, video="v.mp4", clip_id=f"c{c}", source="s", generator=gen,
+                                  labels={"pa": 1 + (c + r) % 5, "ia": 1 + (c + r) % 5}))
+                failed = iid == "c3-beta-1"
+                rows.append(ResultRow(item_id=iid, metric="iq1_psnr", config_hash="h", version="4",
+                                      status="error" if failed else "ok", value=None if failed else 20.0 + c,
+                                      error="x" if failed else None))
+    manifest, db = stored_suite(tmp_path, items, rows)
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "100", "--scores",
+                                   "metric:iq1_psnr"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert ("Note: beta and alpha share all 12 clips; beta has 2-3 and alpha 3 scored rollouts per clip: "
+            "their means are over different items.") in said
+    assert "Warning" not in said and "--matched" not in said
+    data = json.loads(CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--bootstrap", "100",
+                                               "--scores", "metric:iq1_psnr", "--json"]).output)
+    (cov,) = {(c["moved"], c["unit"]) for c in data["coverage"]}
+    assert abs(cov[0] - (0.5 * (11 * abs(3 / 35 - 1 / 12) + abs(2 / 35 - 1 / 12)))) < 1e-12
+    assert cov[1] == "clips"

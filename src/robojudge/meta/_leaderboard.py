@@ -43,6 +43,10 @@ from robojudge.meta._coverage import PairCoverage, clip_counts, matched_weights,
 from robojudge.meta._means import group_codes, group_sums, ratio
 from robojudge.meta._report import OVERALL, Estimate
 
+#: How a bootstrap cluster that is one item, not a clip, is named (an item without ``clip_id``):
+#: ``item:<item_id>``.
+ITEM_CLUSTER_PREFIX = "item:"
+
 
 @dataclass(frozen=True)
 class Standing:
@@ -161,6 +165,13 @@ class Leaderboard:
     def unmatched(self) -> list[PairCoverage]:
         """The pairs of :attr:`coverage` not scored on the same clips with rollouts in proportion."""
         return [c for c in self.coverage if not c.matched]
+
+    def unmatched_notes(self) -> list[tuple[str, bool]]:
+        """:func:`coverage_notes` of a board that is not :attr:`matched`, each with whether it is a
+        warning: the pair shares no clip, or matching would move more than
+        :data:`~robojudge.meta._coverage.MATCHING_NOTE_SHARE` of a mean on some axis
+        (:attr:`PairCoverage.serious`); else a note."""
+        return [] if self.matched else _pair_notes(self)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary; NaN becomes None, and so does a rank range of 0 (none), as the CSV
@@ -338,11 +349,15 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     perm = np.array(order, dtype=np.intp)
     out = {t: outrank[ti][np.ix_(perm, perm)] for ti, t in enumerate(targets)}
     coverage = []
+    # Clusters that are items (no clip_id: robojudge.report.clusters_of names them "item:<id>").
+    lone = np.char.startswith(clip_names.astype(str), ITEM_CLUSTER_PREFIX)
     for ai, a in enumerate(axes):
         scored = [g for g in order if counts[ai][g].any()]
         for k, g in enumerate(scored):
-            coverage += [pair_coverage(a, names[g], names[h], counts[ai][g], counts[ai][h])
-                         for h in scored[k + 1:]]
+            for h in scored[k + 1:]:
+                either = (counts[ai][g] > 0) | (counts[ai][h] > 0)
+                unit = "items" if bool(lone[either].all()) else "clips"
+                coverage.append(pair_coverage(a, names[g], names[h], counts[ai][g], counts[ai][h], unit))
     return Leaderboard(axes, sort_by, tuple(entries), tuple(adjacent), bootstrap, seed, level,
                        boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out, tolerance,
                        boot.n_lone_clusters if boot else 0, tuple(coverage), matched, matched_clips,
@@ -368,15 +383,23 @@ def coverage_notes(board: Leaderboard) -> list[str]:
         out += [f"No clip is shared by every generator with scores on {a.upper()}, so none is ranked there"
                 for a in board.axes if board.matched_clips.get(a, 0) == 0]
         return out
+    return [s for s, _ in _pair_notes(board)]
+
+
+def _pair_notes(board: Leaderboard) -> list[tuple[str, bool]]:
+    """One sentence per pair of generators not scored alike (per axis where the axes differ), and
+    whether any of its axes is :attr:`PairCoverage.serious`."""
     by_pair: dict[tuple[str, str], dict[str, str]] = {}
+    serious: dict[tuple[str, str], bool] = {}
     for c in board.unmatched():
         by_pair.setdefault((c.a, c.b), {})[c.axis] = c.sentence()
+        serious[(c.a, c.b)] = serious.get((c.a, c.b), False) or c.serious
     out = []
-    for said in by_pair.values():
+    for pair, said in by_pair.items():
         if len(said) == len(board.axes) and len(set(said.values())) == 1:
-            out.append(next(iter(said.values())))
+            out.append((next(iter(said.values())), serious[pair]))
         else:
-            out.append("; ".join(f"on {a.upper()}, {s}" for a, s in said.items()))
+            out.append(("; ".join(f"on {a.upper()}, {s}" for a, s in said.items()), serious[pair]))
     return out
 
 

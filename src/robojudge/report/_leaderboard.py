@@ -404,16 +404,20 @@ CLIP_ID_HINT = ("Items of two generators pair only through a shared clip_id: giv
 
 def pair_notes(board: Leaderboard, *, hints: bool = True) -> list[str]:
     """The sentences on the clips behind the board's comparisons (:func:`robojudge.meta.coverage_notes`):
-    with ``matched``, which clips the means are over; else a warning per pair scored on different clips
-    or rollout counts and, with ``hints``, how to compare them alike (:data:`MATCHED_HINT`,
-    :data:`CLIP_ID_HINT` where a pair shares no clip)."""
-    said = coverage_notes(board)
+    with ``matched``, which clips the means are over; else one per pair scored on different clips or
+    rollout counts, a warning where matching would move more than a small share of a mean or the pair
+    shares no clip (:meth:`~robojudge.meta.Leaderboard.unmatched_notes`), a note otherwise, and, with
+    ``hints``, how to compare them alike: :data:`MATCHED_HINT` under a warning for a pair that shares
+    clips (where none does, ``--matched`` would rank nobody), :data:`CLIP_ID_HINT` where a pair shares
+    no clip."""
     if board.matched:
-        return [f"{s}." for s in said]
-    out = [f"Warning: {s}." for s in said]
+        return [f"{s}." for s in coverage_notes(board)]
+    out = [f"{'Warning' if serious else 'Note'}: {s}." for s, serious in board.unmatched_notes()]
     if out and hints:
-        out.append(MATCHED_HINT)
-        if any(c.shared == 0 for c in board.unmatched()):
+        unmatched = board.unmatched()
+        if any(c.serious and c.shared > 0 for c in unmatched):
+            out.append(MATCHED_HINT)
+        if any(c.shared == 0 for c in unmatched):
             out.append(CLIP_ID_HINT)
     return out
 
