@@ -5,6 +5,7 @@ import csv
 import json
 
 import numpy as np
+import pytest
 from _report_data import stored_suite
 from typer.testing import CliRunner
 
@@ -199,3 +200,31 @@ def test_one_failed_row_of_a_balanced_suite_is_a_note_not_a_warning(tmp_path):
     (cov,) = {(c["moved"], c["unit"]) for c in data["coverage"]}
     assert abs(cov[0] - (0.5 * (11 * abs(3 / 35 - 1 / 12) + abs(2 / 35 - 1 / 12)))) < 1e-12
     assert cov[1] == "clips"
+
+
+def test_metric_scores_name_a_set_level_metric_and_the_installed_version_first():
+    from robojudge.metrics import get_metric
+    from robojudge.report._score_sources import metric_scores
+
+    items = [Item(item_id=f"i{k}", video="v.mp4", generator=g) for k, g in enumerate(["a", "b", "a", "b"])]
+    installed = get_metric("iq1_psnr").version
+    rows = [ResultRow(item_id=it.item_id, metric="iq1_psnr", config_hash="h", version=v, status="ok",
+                      value=30.0) for it in items for v in ("3", installed)]
+    # iq1_fvd is stored once per group: it was reported missing, with advice to score it again.
+    rows.append(ResultRow(item_id="set:all", metric="iq1_fvd", config_hash="h", version="2", status="ok",
+                          value=123.0))
+
+    def direction(metric):
+        return get_metric(metric).higher_is_better
+
+    with pytest.raises(ValueError) as info:
+        metric_scores(rows, items, direction, "iq1_fvd")
+    assert str(info.value).startswith("iq1_fvd is a set-level metric (one value per group of items")
+    assert "cannot rank generators item by item" in str(info.value)
+    assert "score it first" not in str(info.value)
+    # Two versions: the example names the installed one (v3 sorted first and was the example).
+    with pytest.raises(ValueError) as info:
+        metric_scores(rows, items, direction, "iq1_psnr")
+    said = str(info.value)
+    assert f"iq1_psnr [v{installed}], iq1_psnr [v3]" in said
+    assert said.endswith(f"'metric:iq1_psnr [v{installed}]'")

@@ -80,16 +80,30 @@ def metric_scores(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     series (``pixel_frame_consistency [v4]``, as ``robojudge results status`` and the report name them).
 
     Raises:
-        ValueError: No stored values of ``metric`` on the items, or several series of it (naming them).
+        ValueError: No stored values of ``metric`` on the items (a set-level metric, one value per group,
+            says so), or several series of it (naming them, the installed version's first).
     """
+    from robojudge.metrics import SET_METRICS, SetOutput, UnknownMetricError, get_metric, is_set_metric
+
     columns = metric_columns(rows, items, higher_is_better)
     chosen = [f for f in columns if f.label == metric] or [f for f in columns if f.metric == metric]
     if not chosen:
+        if is_set_metric(metric) and SET_METRICS.get(metric).output is SetOutput.group:
+            raise ValueError(f"{metric} is a set-level metric (one value per group of items, `robojudge "
+                             "metrics sets`), so it has no value per item and cannot rank generators item by "
+                             "item; compare its group values in `robojudge metrics sets` or the report, or "
+                             "rank by a per-item metric")
         stored = ", ".join(sorted({f.label for f in columns})) or "none"
         raise ValueError(f"no stored values of metric {metric!r} on the suite's items (stored metrics: "
                          f"{stored}); score it first (`robojudge score -m {metric}`), or import its values "
                          "(`robojudge results import`)")
     if len(chosen) > 1:
+        try:
+            installed: str | None = get_metric(chosen[0].metric).version
+        except UnknownMetricError:
+            installed = None
+        # the installed version's series first: the one a user most likely means, and the example
+        chosen.sort(key=lambda f: f.series.key.version != installed)
         raise ValueError(f"metric {metric!r} is stored as {len(chosen)} series, which are never merged: "
                          f"{', '.join(f.label for f in chosen)}; name one by its label, e.g. "
                          f"'metric:{chosen[0].label}'")
