@@ -279,6 +279,18 @@ def test_group_fields_are_checked() -> None:
         parse_group("clip_id,clip_id")
 
 
+def test_a_blank_meta_value_is_the_unset_group_as_in_export_and_report() -> None:
+    # "", "  " and no key were three groups here and one unset group ('-') in results export and report
+    # --by meta.KEY, so the picks were made within other groups than the tables show.
+    items, rows = _suite()
+    arms = {"a": "", "b": "  ", "c": None, "d": "left", "e": 3}
+    marked = [it.model_copy(update={"meta": {} if arms[it.item_id] is None else {"arm": arms[it.item_id]}})
+              for it in items if it.item_id in arms]
+    res = best_of_n(marked, rows, by="judge:qwen", group="meta.arm", bootstrap=0)
+    assert [p.group for p in res.picks] == [("(unset)",), ("left",), ("3",)]
+    assert res.picks[0].item_id == "a"  # the highest score of a, b and c (4, 2 and 3), one group
+
+
 def test_prompt_is_the_variant_else_the_instruction() -> None:
     items, rows = _suite()
     plain = [it.model_copy(update={"prompt_variant": None}) for it in items]

@@ -18,7 +18,7 @@ from robojudge.report import unset_name
 from robojudge.select._bon import STATISTICS, BestOfNSummary, GroupPick, pick_group, summarize
 from robojudge.select._sources import AXES, SelectionScores, label_values, selection_scores
 from robojudge.store import ResultRow, SafeCsvWriter
-from robojudge.suite import Item
+from robojudge.suite import Item, meta_text
 
 GROUP_FIELDS = ("clip_id", "prompt", "instruction", "prompt_variant", "source", "task", "embodiment",
                 "regime", "split", "generator", "main_view")
@@ -49,10 +49,11 @@ def parse_group(spec: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def _value(item: Item, name: str) -> str | None:
+    if name.startswith("meta."):
+        # as results export and report --by meta.KEY read it: absent, null and blank text are one unset group
+        return meta_text(item, name[5:])
     if name == "prompt":
         value: Any = item.prompt_variant if item.prompt_variant is not None else item.instruction
-    elif name.startswith("meta."):
-        value = item.meta.get(name[5:])
     else:
         value = getattr(item, name)
     if value is None:
