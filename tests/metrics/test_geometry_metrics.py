@@ -322,6 +322,31 @@ def test_camera_control_counts_lost_frames_as_full_drift(tmp_path):
     assert score.value == pytest.approx(0.7, abs=0.002)
 
 
+def _flat_wall_tilting(n=10, w=192, h=128):
+    """A flat grey wall with one textured patch near the top-left corner, under homographies that keep
+    the patch nearly in place and throw the far corners away (past the diagonal from frame 6 on): the
+    few tracks of a featureless background fit such a homography whatever the far corners do."""
+    base = np.full((h, w), 128, np.uint8)
+    base[4:44, 4:44] = _texture(40, 40)
+    return [cv2.warpPerspective(base, np.array([[1, 0, 0], [0, 1, 0], [-4e-4 * t, -4e-4 * t, 1]]), (w, h),
+                                borderMode=cv2.BORDER_CONSTANT, borderValue=128) for t in range(n)]
+
+
+def test_camera_control_caps_a_frame_drift_at_the_diagonal(tmp_path):
+    frames = _flat_wall_tilting()
+    diagonal = math.hypot(192, 128)
+    # The true corner drift of frames 6-9 is 246, 571, 2560 and 572 px on a 231 px diagonal: uncapped,
+    # the mean drift passed the diagonal and the clip scored 0, below a clip whose every frame was lost.
+    res = F.camera_control(np.stack(frames))
+    assert res.lost_frames == 0 and res.frames_beyond_diagonal >= 3
+    assert res.drift.max() == pytest.approx(diagonal)
+    assert res.value == pytest.approx(1 - res.drift.mean() / diagonal) and res.value > 0.3
+    score = get_metric("ctg_camera_control").compute(_item(tmp_path, _rgb(frames), "tilt"))
+    assert score.details["frames_beyond_diagonal"] == res.frames_beyond_diagonal
+    assert score.details["max_drift_px"] == pytest.approx(diagonal)
+    assert score.value == pytest.approx(res.value)
+
+
 def test_camera_control_cannot_measure_a_blank_first_frame_or_a_still_clip(tmp_path):
     blank_start = [np.full((96, 96), 128, np.uint8)] + [_texture(96, 96)] * 5
     score = get_metric("ctg_camera_control").compute(_item(tmp_path, _rgb(blank_start), "blank"))

@@ -140,7 +140,7 @@ class CameraControlConfig(NativeFrames):
     ),
     config=CameraControlConfig,
     note=f"camera control of {WORLDSCORE}; KLT tracks and homographies instead of DROID-SLAM",
-    version="2",
+    version="3",
 )
 def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     """Camera Control (RoboPhys-3D App. B.2.3) on a fixed-view episode: 1 means no spurious drift.
@@ -157,7 +157,9 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     unscored. A frame where the frame-0 background can no longer be tracked counts as drifted by the
     whole diagonal: when the view pans past the frame-0 content, keeping the last tracked homography
     would freeze the drift (a pan far beyond the frame width stopped falling at about 0.44), and for a
-    fixed camera losing the whole background is the failure this metric looks for.
+    fixed camera losing the whole background is the failure this metric looks for. No frame counts more
+    than the diagonal (version 3): a homography fitted to a few tracks on a flat background can move the
+    corners thousands of px, and such a frame counts as a lost one (``details.frames_beyond_diagonal``).
     """
     frames, fps = native_rgb(item, config)
     gray = to_gray(frames)
@@ -174,6 +176,7 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     return Score(value=res.value, details={
         "frames": len(gray), "mean_drift_px": float(drift.mean()), "final_drift_px": float(drift[-1]),
         "max_drift_px": float(drift.max()), "lost_frames": res.lost_frames, "corners": res.corners,
+        "frames_beyond_diagonal": res.frames_beyond_diagonal,
         **profile_details(config),
     })
 
