@@ -65,5 +65,23 @@ def test_a_manifest_with_a_valid_row_is_scored_and_its_bad_rows_named(tmp_path: 
     assert "skipped manifest row" in out and "'gone'" in out
     # one frame: both metrics unscored; still: dynamic degree measures nothing, consistency is scored
     assert "6 tasks: 3 scored, 3 unscored (nothing to measure), 0 failed" in out
-    assert ("unscored: 2 x the video gave 1 frame; the metric needs at least 2 frames; "
-            "1 x the video is still") in out
+    assert ("unscored: 2 results (1 item): the video gave 1 frame; the metric needs at least 2 frames; "
+            "1 result (1 item): the video is still") in out
+
+
+def test_one_still_clip_is_one_kind_of_reason_in_results_and_items(tmp_path: Path) -> None:
+    # A still clip read at several frame counts: its reasons differ only in their numbers (frames read,
+    # the largest change). They were counted apart ("1 x ... of its 8 frames ...; 1 x ... of its 4
+    # frames ..."), as if each were another still video; now one kind, its frame counts as a range.
+    write_video(tmp_path / "still.mp4", np.zeros((8, 32, 32, 3), np.uint8), fps=4)
+    manifest = tmp_path / "s.jsonl"
+    manifest.write_text(json.dumps({"item_id": "still", "video": "still.mp4", "instruction": "x"}) + "\n")
+    res = CliRunner().invoke(build_app("score"), [
+        "score", str(manifest), "-m", "mq_temporal_flickering,ctg_camera_control",
+        "--set", "mq_temporal_flickering.max_frames=4", "--db", str(tmp_path / "r.sqlite"), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    out = " ".join(res.output.split())
+    assert "2 unscored (nothing to measure)" in out, res.output
+    line = out[out.index("unscored: "):]
+    assert line.startswith("unscored: 2 results (1 item): the video is still: ") and " x " not in line
+    assert "4 to 8 frames" in line

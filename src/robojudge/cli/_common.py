@@ -29,7 +29,14 @@ from rich.progress import (
 )
 
 from robojudge import settings
-from robojudge.run import ProgressCallback, ProgressLines, RunSummary, default_run_dir, progress_line
+from robojudge.run import (
+    ProgressCallback,
+    ProgressLines,
+    RunSummary,
+    default_run_dir,
+    progress_line,
+    unscored_lines,
+)
 from robojudge.store import ResultRow, StoreError, parse_url
 from robojudge.suite import Item, ManifestProblem, skipped_rows_line
 
@@ -456,11 +463,8 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
                       f"they were computed[/] ({escape(names)}); rerun to score them", markup=True,
                       highlight=False)
     if summary.unscored_reasons:
-        reasons = sorted(summary.unscored_reasons.items(), key=lambda kv: (-kv[1], kv[0]))
-        shown = "; ".join(f"{n} x {reason}" for reason, n in reasons[:3])
-        more = len(reasons) - 3
-        console.print("unscored: " + shown + (f"; {more} other reasons" if more > 0 else ""),
-                      highlight=False, markup=False)
+        console.print("unscored: " + "; ".join(unscored_lines(summary.unscored_reasons)), highlight=False,
+                      markup=False)
     for notice, n in sorted(summary.notices.items()):
         console.print(f"[yellow]note:[/] {escape(notice)} ({n} result{'s' if n != 1 else ''})", markup=True,
                       highlight=False)

@@ -65,6 +65,7 @@ from robojudge.run._status import (
     stale_rows,
     status_suite,
 )
+from robojudge.run._unscored import UnscoredKind, unscored_lines
 from robojudge.run._where import default_run_dir, suite_store_url
 
 __all__ = [
@@ -112,6 +113,8 @@ __all__ = [
     "SuiteResults",
     "SuiteRun",
     "Task",
+    "UnscoredKind",
+    "unscored_lines",
     "build_requests",
     "compute_metric",
     "default_run_dir",

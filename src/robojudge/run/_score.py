@@ -51,6 +51,7 @@ from robojudge.run._libraries import library_versions, same_libraries
 from robojudge.run._moved import take_over_moved
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._timelimit import check_limit, stop_after
+from robojudge.run._unscored import UnscoredKind, add_unscored
 from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.store._store import dumps_json
 from robojudge.suite import Item, tiling_known, tiling_sampling, tiling_warning
@@ -157,12 +158,13 @@ class RunSummary:
     in this run; ``unknown`` the stored pairs without a fingerprint (stored before schema version
     2); ``unavailable`` the stored pairs kept because a file they read cannot be read now.
     ``ok`` counts the rows computed without an error and stored, ``unscored`` those of them that found
-    nothing to measure (NaN, with ``details["unscored_reason"]``), and ``unscored_reasons`` how often each
-    reason came; ``failed`` the error rows stored. ``duplicates`` counts the rows computed here that another
-    run stored first (two runs of the same items overlapping): the store kept that run's row, and they
-    are in no other count. ``measured`` counts the ``ok`` rows of metrics that read an input (every metric
-    but the input-free baselines such as ``uniform_random``), duplicates too: with failures and none of
-    these, the run measured nothing (:attr:`measured_nothing`).
+    nothing to measure (NaN, with ``details["unscored_reason"]``), and ``unscored_reasons`` those results
+    by kind of reason (:func:`unscored_lines` words them); ``failed`` the error rows stored.
+    ``duplicates`` counts the rows computed here that another run stored first (two runs of the same
+    items overlapping): the store kept that run's row, and they are in no other count. ``measured``
+    counts the ``ok`` rows of metrics that read an input (every metric but the input-free baselines
+    such as ``uniform_random``), duplicates too: with failures and none of these, the run measured
+    nothing (:attr:`measured_nothing`).
     """
 
     total: int = 0
@@ -183,7 +185,8 @@ class RunSummary:
     changed_inputs: int = 0
     changed_items: list[str] = field(default_factory=list)
     unscored: int = 0
-    unscored_reasons: dict[str, int] = field(default_factory=dict)
+    # The unscored results by kind of reason (reasons that differ only in their numbers are one kind).
+    unscored_reasons: dict[str, UnscoredKind] = field(default_factory=dict)
     seconds: float = 0.0
     interrupted: bool = False
     # Whether every block of the items is planned (a manifest read block by block): until then the
@@ -939,7 +942,7 @@ def score_blocks(
                     if not row.scored:
                         summary.unscored += 1
                         reason = str((row.details or {}).get("unscored_reason") or "no reason given")
-                        summary.unscored_reasons[reason] = summary.unscored_reasons.get(reason, 0) + 1
+                        add_unscored(summary.unscored_reasons, reason, row.item_id)
                 else:
                     summary.failed += 1
                     if len(summary.errors) < KEPT_ERRORS:
