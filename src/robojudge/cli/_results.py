@@ -31,8 +31,23 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
 
+def _store_given(store: str | None, db: str | None, command: str) -> str | None:
+    """The store a ``results`` command reads: its positional argument (a run folder, as ``robojudge
+    score`` prints it for ``report``) or ``--db``, not both."""
+    if store is not None and db is not None:
+        raise fail(f"results {command}: give the store once, as {store} or as --db {db}, not both")
+    if store is not None and Path(store).suffix.lower() in {".jsonl", ".json", ".csv", ".parquet"} \
+            and Path(store).is_file():
+        raise fail(f"results {command}: {store} is a file, not a run folder or store; a suite manifest is "
+                   f"given as --suite {store}")
+    return store if store is not None else db
+
+
 @app.command("export")
 def export_cmd(
+    store: str | None = typer.Argument(
+        None, metavar="[RUN_OR_DB]", help="Run folder, SQLite path or store URL (as --db), e.g. the "
+        "runs/NAME that `robojudge score` ends with."),
     db: str | None = typer.Option(
         None, "--db", help="Result store URL, SQLite path or run folder \\[default: --suite's store, as "
         "`robojudge score` finds it]."),
@@ -61,11 +76,13 @@ def export_cmd(
     from robojudge.run import export_run, suite_store_url
     from robojudge.suite import ManifestError
 
+    db = _store_given(store, db, "export")
     try:
         if db is None:
             if suite is None:
-                raise fail("give --db (a store URL, file or run folder) or --suite (the manifest, whose "
-                           "store is found as `robojudge score` finds it)")
+                raise fail("give the run folder (robojudge results export runs/NAME -o FILE), --db (a store "
+                           "URL, file or run folder) or --suite (the manifest, whose store is found as "
+                           "`robojudge score` finds it)")
             db = suite_store_url(suite)
         with warnings_said_once(LookAlikeGroupsWarning):  # --by values that print alike
             n = export_run(db, out, fmt, metric=metric, raw=raw, by=by, suite=suite,
@@ -306,12 +323,19 @@ def status_cmd(
 
 @app.command("upgrade")
 def upgrade_cmd(
-    db: str = typer.Option(..., "--db", help="Result store URL, SQLite path or run folder."),
+    store: str | None = typer.Argument(None, metavar="[RUN_OR_DB]",
+                                       help="Run folder, SQLite path or store URL (as --db)."),
+    db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder."),
 ) -> None:
     """Upgrade a store written by an older robojudge to the current schema (its rows are kept).
 
     Any command that writes does this too; reading commands open stores read-only and cannot.
     """
+    given = _store_given(store, db, "upgrade")
+    if given is None:
+        raise fail("results upgrade: give the store, a run folder, SQLite path or URL (robojudge results "
+                   "upgrade runs/NAME, or --db)")
+    db = given
     local = None if "://" in db else Path(db) / "results.sqlite" if Path(db).is_dir() else Path(db)
     if local is None:  # a URL: an SQLite one names a file, checked as a path is
         try:
