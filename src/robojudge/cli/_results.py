@@ -323,15 +323,15 @@ def status_cmd(
 
 @app.command("upgrade")
 def upgrade_cmd(
-    store: str | None = typer.Argument(None, metavar="[RUN_OR_DB]",
-                                       help="Run folder, SQLite path or store URL (as --db)."),
+    run_or_db: str | None = typer.Argument(None, metavar="[RUN_OR_DB]",
+                                           help="Run folder, SQLite path or store URL (as --db)."),
     db: str | None = typer.Option(None, "--db", help="Result store URL, SQLite path or run folder."),
 ) -> None:
     """Upgrade a store written by an older robojudge to the current schema (its rows are kept).
 
     Any command that writes does this too; reading commands open stores read-only and cannot.
     """
-    given = _store_given(store, db, "upgrade")
+    given = _store_given(run_or_db, db, "upgrade")
     if given is None:
         raise fail("results upgrade: give the store, a run folder, SQLite path or URL (robojudge results "
                    "upgrade runs/NAME, or --db)")
