@@ -201,3 +201,27 @@ def test_without_proc_the_budget_comes_from_sysconf(tmp_path: Path) -> None:
     assert _memory_room(none, none, none, sysconf_names={"SC_PHYS_PAGES"}) == (total, "physical memory")
     _, what = _memory_room(none, none, none, sysconf_names={"SC_PHYS_PAGES", "SC_AVPHYS_PAGES"})
     assert what == "memory available now"
+
+
+def test_suite_validate_checks_the_budget_of_each_worker_score_will_run(
+        clip: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The clip's 40 frames hold 368,640 bytes; 1,000,000 bytes of memory available give one worker
+    # 500,000 bytes and each of two 250,000. `suite validate` said ok, then `score -w 2` refused the clip.
+    from typer.testing import CliRunner
+
+    import robojudge.video._memory as memory
+    from robojudge.cli import build_app
+
+    monkeypatch.delenv("ROBOJUDGE_FRAME_MEMORY_GIB", raising=False)
+    monkeypatch.setattr(memory, "_memory_room", lambda: (1_000_000, "memory available now"))
+    manifest = clip.with_name("suite.jsonl")
+    manifest.write_text('{"item_id": "long", "video": "clip.mp4"}\n')
+    app = build_app("suite")
+    one = CliRunner().invoke(app, ["suite", "validate", str(manifest), "--no-progress"])
+    assert one.exit_code == 0 and "ok:" in one.output and "warning" not in one.output, one.output
+    two = CliRunner().invoke(app, ["suite", "validate", str(manifest), "--no-progress", "-w", "2"])
+    said = " ".join(two.output.split())
+    assert two.exit_code == 0 and "(1 warning)" in said, two.output
+    assert ("more than the 244 KiB allowed (50% of the 977 KiB of memory available now, shared by 2 worker "
+            "processes)") in said
+    assert frame_budget() == (500_000, "50% of the 977 KiB of memory available now")  # the share restored

@@ -35,19 +35,27 @@ def validate_cmd(
         help="Refuse items whose paths resolve outside this folder \\[default: $ROBOJUDGE_CONFINE].",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress of media checks."),
+    workers: int = typer.Option(
+        1, "--workers", "-w", min=1, show_default=False, help="The worker processes `robojudge score` will "
+        "use (its -w) \\[default: 1, as score's]: each holds 1/N of the decoded-frame memory budget, so a "
+        "video that fits one worker may not fit N."),
 ) -> None:
     """Report every problem of a manifest at once; exit 1 if any is an error.
 
     By default each video is opened and its first frame decoded: what fails is a warning. With --deep
     every frame is decoded, and a video that cannot be used (undecodable, truncated) is an error;
     damage inside the stream (packets rejected, frames concealed) is a warning only --deep finds.
-    Paths outside the manifest's folder are warnings; with --confine, errors.
+    Paths outside the manifest's folder are warnings; with --confine, errors. A video whose every frame
+    would not fit in memory is a warning, checked against what each of --workers score workers gets.
     """
+    from robojudge.video import frame_memory_share
+
     if deep and no_media:
         raise fail("--deep and --no-media contradict each other")
     media = "none" if no_media else "deep" if deep else "open"
     try:
-        with media_progress(progress and media != "none", "decoding" if deep else "opening") as on_video:
+        with media_progress(progress and media != "none", "decoding" if deep else "opening") as on_video, \
+                frame_memory_share(1.0 / workers):
             problems = validate_manifest(file, confine=confine, media=media, progress=on_video)
     except (ManifestError, ValueError) as exc:
         raise fail(str(exc)) from None

@@ -23,8 +23,9 @@ Public API:
 * :data:`IMAGE_SUFFIXES` -- the image files a frame folder is read from.
 * :func:`is_animated_webp` -- whether a file is an animated WebP (read with Pillow: FFmpeg decodes
   still WebP only).
-* :func:`frame_budget`, :func:`set_frame_memory_share` -- how many bytes of decoded frames one read of
-  a video may hold; a read that would hold more is refused before decoding (``video/_memory.py``).
+* :func:`frame_budget`, :func:`set_frame_memory_share`, :func:`frame_memory_share` -- how many bytes
+  of decoded frames one read of a video may hold; a read that would hold more is refused before
+  decoding (``video/_memory.py``).
 * :data:`READER_VERSION` -- which frames this reader gives for a file, recorded with every scored row.
 """
 
@@ -34,7 +35,12 @@ from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, report_
 from robojudge.video._demux import StreamFormat, measured_duration, stream_format
 from robojudge.video._encode import prepare_frames
 from robojudge.video._folder import IMAGE_SUFFIXES
-from robojudge.video._memory import frame_budget, native_read_warning, set_frame_memory_share
+from robojudge.video._memory import (
+    frame_budget,
+    frame_memory_share,
+    native_read_warning,
+    set_frame_memory_share,
+)
 from robojudge.video._pool import DecoderPool, default_decode_workers, shared_decoder
 from robojudge.video._post import RESAMPLES
 from robojudge.video._sample import cached_frames, prefetch_frames, probe_video, sample_frames
@@ -93,6 +99,7 @@ __all__ = [
     "encode_jpeg",
     "frame_cache",
     "frame_budget",
+    "frame_memory_share",
     "frame_digest",
     "frame_sizes",
     "is_animated_webp",

@@ -20,7 +20,8 @@ PBS's ``vmem`` set) caps it too: past it NumPy cannot allocate the frames. Where
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from robojudge import settings
@@ -35,6 +36,7 @@ __all__ = [
     "check_frame_memory",
     "frame_budget",
     "frame_bytes",
+    "frame_memory_share",
     "native_read_warning",
     "set_frame_memory_share",
 ]
@@ -56,6 +58,20 @@ def set_frame_memory_share(share: float) -> None:
     if not 0 < share <= 1:
         raise ValueError(f"share must be in (0, 1], got {share}")
     _share = share
+
+
+@contextmanager
+def frame_memory_share(share: float) -> Iterator[None]:
+    """:func:`set_frame_memory_share` for the ``with`` block, the share before it restored after:
+    ``suite validate --workers N`` checks videos against what each of ``N`` score workers will get."""
+    before = _share
+    set_frame_memory_share(share)
+    try:
+        yield
+    finally:
+        set_frame_memory_share(before)
+
+
 _UNLIMITED = 1 << 60  # cgroup v1 writes "no limit" as a number near 2**63
 
 
