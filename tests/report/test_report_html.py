@@ -32,8 +32,8 @@ def full_report(tmp_path_factory) -> HtmlReport:
 def test_full_report_sections_tables_and_numbers(full_report):
     sections = {s.key: s for s in full_report.sections}
     assert [s.key for s in full_report.sections] == [
-        "overview", "configurations", "judges", "metrics", "generators", "robophys", "sensitivity",
-        "correlations", "motion", "kiva", "sizes", "libraries", "networks", "acceleration"]
+        "overview", "configurations", "video_warnings", "judges", "metrics", "generators", "robophys",
+        "sensitivity", "correlations", "motion", "kiva", "sizes", "libraries", "networks", "acceleration"]
     # The data stores no stillness-rewarding metric, so the motion section says why it is empty
     # (tests/report/test_report_motion.py covers it); no KIVA value, frame size or library versions either.
     assert "rewards stillness" in (sections["motion"].skipped or "")

@@ -48,6 +48,7 @@ from robojudge.report._sections import NetworksOf, ReportInput, Section, no_netw
 from robojudge.report._size_section import sizes_section
 from robojudge.report._summary import RangeOf, StaleFinder, stale_note, unknown_range
 from robojudge.report._tables import Table
+from robojudge.report._warnings_section import video_warnings_section
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url, sqlite_url
 from robojudge.suite import Item, ManifestProblem, load_suite, run_manifest
 from robojudge.suite._schema import GROUP_PREFIX
@@ -297,6 +298,7 @@ def without_stale(rows: list[ResultRow], items: Sequence[Item],
 
 _BUILDERS: tuple[tuple[str, str, Callable[[ReportInput], Section]], ...] = (
     ("overview", "Overview", overview_section),
+    ("video_warnings", "Video warnings", video_warnings_section),
     ("judges", "Judges against the labels", lambda inp: judges_section(inp)[0]),
     ("metrics", "Metrics against the labels", metrics_section),
     ("generators", "Generator leaderboard", generators_section),
@@ -483,6 +485,7 @@ REPORT_TABLES = frozenset({
     "judge_coverage", "judge_self_consistency", "judge_statistics", "judges", "kiva", "leaderboard",
     "leaderboard_pairs", "libraries", "low_motion", "metric_agreement", "metric_correlations", "networks",
     "robophys", "robophys_coverage", "sample_size", "set_level", "sizes", "summary", "threshold_sensitivity",
+    "video_warnings", "video_warnings_by_group",
 })
 _PER_GENERATOR = re.compile(r"(acceleration|retention)_[A-Za-z0-9_-]+")
 

@@ -32,6 +32,7 @@ from robojudge.report._sections import ReportInput, Section
 from robojudge.report._sizes import mixed_size_note
 from robojudge.report._tables import Cell, Table, is_small, text
 from robojudge.report._unset import generator_groups
+from robojudge.report._video_warnings import tiling_note
 
 #: Stored metrics that measure task success in a simulator but are not taxonomy ids.
 EXTRA_TASK_SUCCESS = ("sim_task_success",)
@@ -350,6 +351,8 @@ def robophys_section(inp: ReportInput) -> Section:
                       f"metrics under it. Measured on some items only (the others {why}), so "
                       f"averaged over those and not compared: {shown}. ")
     table.note += not_a_test_note(any(it.clip_id for it in inp.items))
+    # (bold marks a mosaic's seams as much as a view when a ranked generator's clips look tiled)
+    table.note += tiling_note(inp.all_item_rows, inp.group_of, gens)
     sec.tables.append(table)
     if coverage is not None:
         sec.tables.append(coverage)

@@ -48,6 +48,7 @@ from robojudge.report._sizes import MixedSizes, mixed_size_note, mixed_sizes
 from robojudge.report._summary import RangeOf, unknown_range
 from robojudge.report._tables import Cell, Table, is_approximate, is_small, text
 from robojudge.report._unset import generator_groups, generator_of, unset_note
+from robojudge.report._video_warnings import tiling_note
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 from robojudge.suite._schema import GROUP_PREFIX
@@ -328,6 +329,9 @@ def overview_section(inp: ReportInput) -> Section:
         if inp.bootstrap:  # clips alone in their source: drawn once in every replicate (lone_clusters_note)
             probe = ClusterBootstrap(clusters, strata, n_replicates=1)
             table.note = " ".join([table.note, *lone_sentences(probe.n_lone_clusters, probe.n_clusters)])
+    tiled = tiling_note(inp.all_item_rows, inp.group_of, groups) if inp.items else ""
+    table.note += tiled
+    sec.intro += tiled
     sec.tables.append(table)
     if inp.hidden:
         sec.tables.append(_hidden_table(inp.hidden))
