@@ -482,9 +482,10 @@ def _remove(files: Staged, gone: Path) -> bool:
 #: acceleration audit's, which are named after a generator (:data:`_PER_GENERATOR`).
 REPORT_TABLES = frozenset({
     "configurations", "consistency_motion", "failed_everywhere", "fps_ablation", "judge_confusion",
-    "judge_coverage", "judge_self_consistency", "judge_statistics", "judges", "kiva", "leaderboard",
-    "leaderboard_pairs", "libraries", "low_motion", "metric_agreement", "metric_correlations", "networks",
-    "robophys", "robophys_coverage", "sample_size", "set_level", "sizes", "summary", "threshold_sensitivity",
+    "judge_coverage", "judge_differences", "judge_self_consistency", "judge_statistics", "judges", "kiva",
+    "leaderboard", "leaderboard_pairs", "libraries", "low_motion", "metric_agreement", "metric_correlations",
+    "networks", "robophys", "robophys_coverage", "sample_size", "set_level", "sizes", "summary",
+    "threshold_sensitivity",
     "video_warnings", "video_warnings_by_group",
 })
 _PER_GENERATOR = re.compile(r"(acceleration|retention)_[A-Za-z0-9_-]+")
