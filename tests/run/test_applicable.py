@@ -117,10 +117,11 @@ def test_summary_line_names_each_metric_with_its_item_count() -> None:
     assert "sa_bleu (1 item; needs instruction, meta.caption)" in lines[0]
     assert "pixel_frame_consistency" not in lines[0]
     assert inapplicable_summary({}) == []
-    # A metric that reads only the video is left out of grid items: it lacks a video of one view (it
-    # said "needs ?").
+    # A metric that reads only the video is left out of grid items without a main_view: it lacks a video
+    # of one view (it said "needs ?"), and the line says how to give it one.
     (grid,) = inapplicable_summary({"flow_warp_error": 2})
-    assert "flow_warp_error (2 items; needs single-view video (its video is a grid of views))" in grid
+    assert ("flow_warp_error (2 items; needs single-view video (its video is a grid of views and it names "
+            "no main_view: set main_view to the view whose cell single-view metrics read))") in grid
 
 
 def test_cli_score_all_prints_the_metrics_left_out_and_their_item_counts(tmp_path: Path) -> None:

@@ -58,20 +58,24 @@ _INPUT_FIELDS: dict[Input, Callable[[Item], object]] = {
 _ALWAYS = frozenset({Input.video, Input.initial_frame})
 
 
-#: What a grid item lacks for a metric that reads one video: its ``video`` stitches several views, and
-#: the metric would measure the stitched frame (seams, several cameras) as if it were one camera's.
-GRID_VIDEO = "single-view video (its video is a grid of views)"
+#: What a grid item without a ``main_view`` lacks for a metric that reads one video: its ``video``
+#: stitches several views, and the metric would measure the stitched frame (seams, several cameras) as if
+#: it were one camera's. With a ``main_view``, such a metric reads that view's cell.
+GRID_VIDEO = ("single-view video (its video is a grid of views and it names no main_view: set main_view to "
+              "the view whose cell single-view metrics read)")
 
 
 def missing_inputs(spec: MetricSpec[Any], item: Item) -> list[str]:
     """The inputs ``spec`` declares that ``item`` does not give (empty manifest field), sorted.
 
     Only whether the manifest names them: a named file that cannot be read is the metric's error.
-    An item whose video is a ``grid`` of views lacks a single-view video for the metrics that read
-    the video but not the views (:data:`GRID_VIDEO`).
+    An item whose video is a ``grid`` of views and that names no ``main_view`` lacks a single-view video
+    for the metrics that read the video but not the views (:data:`GRID_VIDEO`); with a ``main_view``,
+    they read that view's cell (:func:`robojudge.run.compute_metric`).
     """
     missing = [i.value for i in spec.inputs if not _INPUT_FIELDS[i](item)]
-    if item.grid is not None and Input.video in spec.inputs and Input.views not in spec.inputs:
+    if (item.grid is not None and item.main_view is None and Input.video in spec.inputs
+            and Input.views not in spec.inputs):
         missing.append(GRID_VIDEO)
     return sorted(missing)
 

@@ -23,6 +23,8 @@ A result's fingerprint is the BLAKE2b hash (16 bytes, hex) of the inputs its met
   that record none (stored before 2026-12-07) are kept as an unavailable file's are;
 * a VLM judge's (:func:`judge_inputs`): the video and the instruction, and for a ``grid`` item the
   layout and the main view, which decide the cell it is sent;
+* of a metric that reads one camera's video (``video`` and not ``views``) on a ``grid`` item, the
+  layout and the declared ``main_view``, which decide the cell it reads (:func:`metric_inputs`);
 * files named in the metric's config (a captions file...): a config field that names per-item
   texts declares ``json_schema_extra={"item_text": KEY}``; its part is the item's ``meta[KEY]``
   when the metric reads that (:func:`~robojudge.metrics._texts.meta_gives_text`: not when it is
@@ -325,10 +327,33 @@ def inputs_fingerprint(
     return read_inputs(item, inputs, config, config_type).value
 
 
-def metric_inputs(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
-    """:func:`read_inputs` of a registered metric with a config (model or plain values)."""
+def metric_inputs(
+    item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any],
+    weights_known: Mapping[str, str] | None = None,
+) -> Fingerprint:
+    """:func:`read_inputs` of a registered metric with a config (model or plain values); ``weights_known``
+    as there.
+
+    Of a metric that reads one camera's video (``video`` and not ``views``) on an item whose video is a
+    ``grid`` of views, it also covers the layout and the declared ``main_view``: the cell the metric reads
+    (:func:`robojudge.run.compute_metric`). A row stored before such items were read as their main view's
+    cell (until 2026-12-07: the error "item has no single-view video") is then stale, and computed again.
+    Other items' fingerprints are as they were.
+    """
     values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
-    return read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads, spec.weights)
+    found = read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads, spec.weights,
+                        weights_known)
+    return _with_cell(item, spec, found)
+
+
+def _with_cell(item: Item, spec: MetricSpec[Any], found: Fingerprint) -> Fingerprint:
+    """``found`` with the grid layout and main view mixed in where ``spec`` reads a cell of ``item``'s
+    video (see :func:`metric_inputs`)."""
+    if item.grid is None or Input.video not in spec.inputs or Input.views in spec.inputs:
+        return found
+    cell = {"grid": item.grid.model_dump(), "main_view": item.main_view}
+    legacy = None if found.legacy is None else _hash([FINGERPRINT_VERSION, "cell", found.legacy, cell])
+    return found._replace(value=_hash([FINGERPRINT_VERSION, "cell", found.value, cell]), legacy=legacy)
 
 
 def metric_fingerprint(item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> str:
@@ -418,6 +443,7 @@ class Fingerprints:
         found = self._memo.get(key)
         if found is None:
             found = read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads, spec.weights)
+            found = _with_cell(item, spec, found)
             self._memo[key] = found
         return found
 

@@ -13,6 +13,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,7 +56,15 @@ from robojudge.run._unscored import UnscoredKind, add_unscored
 from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.store._store import dumps_json
 from robojudge.suite import Item, tiling_known, tiling_sampling, tiling_warning
-from robojudge.video import VideoError, frame_cache, frame_sizes, report_warnings, video_warnings
+from robojudge.video import (
+    Cell,
+    VideoError,
+    frame_cache,
+    frame_sizes,
+    read_cell,
+    report_warnings,
+    video_warnings,
+)
 
 if TYPE_CHECKING:
     from robojudge.run._judge_rows import JudgeRunSummary
@@ -343,6 +352,10 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
     warnings when the metric reads that video as one camera's (:func:`_reads_one_view`). A metric that
     compared the video with its ``reference_video`` (scored) gets the same warning of the reference
     when that looks tiled (:func:`_compares_with_reference`).
+
+    An item whose video is a ``grid`` of views with a ``main_view`` is read by the metrics that read one
+    camera's video as the main view's cell (:func:`main_cell`): every frame they sample of the video,
+    and its probed size, are the cell's, and the row's ``details["grid_cell"]`` names it.
     """
     spec = req.spec
     missing = missing_inputs(spec, item)
@@ -350,10 +363,12 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
         message = f"item has no {', '.join(missing)}, which {spec.id} needs"
         return _error_row(item, req, message, 0.0, fingerprint)
     tiled = tiled if _reads_one_view(spec, item) else None
+    cell = main_cell(item) if _reads_main_cell(spec, item) else None
     start = time.perf_counter()
     try:
         # What had to be assumed about the videos this metric read, and the size it read them at.
-        with video_warnings() as warned, frame_sizes() as sizes, stop_after(timeout_s) as stop:
+        with video_warnings() as warned, frame_sizes() as sizes, stop_after(timeout_s) as stop, \
+                _reading(item, cell):
             if tiled is not None:
                 report_warnings(Path(item.video), [tiled])
             score = spec.compute(item, req.config)
@@ -384,8 +399,9 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
             status="ok",
             value=score.value,
             duration_s=time.perf_counter() - start,
-            details=as_stored(with_libraries(with_frame_size(with_video_warnings(details, warned),
-                                                             sizes.get(str(Path(item.video)))), spec)),
+            details=as_stored(with_libraries(with_grid_cell(
+                with_frame_size(with_video_warnings(details, warned), sizes.get(str(Path(item.video)))), cell),
+                spec)),
             config=req.config.model_dump(mode="json"),
             fingerprint=fingerprint,
         )
@@ -406,11 +422,64 @@ def _reads_one_view(spec: MetricSpec[Any], item: Item) -> bool:
     return item.grid is None and Input.video in spec.inputs and Input.views not in spec.inputs
 
 
-def _compares_with_reference(spec: MetricSpec[Any], item: Item) -> bool:
-    """Whether ``spec`` reads the item's ``reference_video`` as one camera's picture. An item whose video
-    is a declared grid is compared mosaic with mosaic, so its reference may well be tiled too."""
-    return (bool(item.reference_video) and item.grid is None and Input.reference in spec.inputs
+def _reads_main_cell(spec: MetricSpec[Any], item: Item) -> bool:
+    """Whether ``spec`` reads one camera's video and ``item``'s is a grid of views with a ``main_view``:
+    the metric then reads the main view's cell (:func:`main_cell`)."""
+    return (item.grid is not None and item.main_view is not None and Input.video in spec.inputs
             and Input.views not in spec.inputs)
+
+
+@dataclass(frozen=True)
+class MainCell:
+    """The cell of a grid item's video that the metrics reading one camera's video read."""
+
+    view: str
+    cell: Cell
+
+    def label(self) -> str:
+        """What the row's ``details["grid_cell"]`` says: the view, its row and column (from 0), the grid."""
+        c = self.cell
+        return f"{self.view} (row {c.row}, col {c.col} of a {c.rows}x{c.cols} grid)"
+
+
+def main_cell(item: Item) -> MainCell | None:
+    """The cell of ``item``'s ``grid`` video named by its ``main_view``, which the metrics that read one
+    camera's video read; ``None`` for an item without a grid, or whose grid names no ``main_view`` (those
+    metrics skip it: :func:`robojudge.metrics.missing_inputs`)."""
+    if item.grid is None or item.main_view is None:
+        return None
+    row, col = item.grid.cells()[item.main_view]
+    return MainCell(item.main_view, Cell(item.grid.rows, item.grid.cols, row, col))
+
+
+def _reading(item: Item, cell: MainCell | None) -> AbstractContextManager[None]:
+    """A block in which the item's video is read as ``cell`` (whole without one)."""
+    return nullcontext() if cell is None else read_cell(item.video, cell.cell)
+
+
+def _compares_with_reference(spec: MetricSpec[Any], item: Item) -> bool:
+    """Whether ``spec`` reads the item's ``reference_video`` as one camera's picture: of an item whose
+    video is a declared grid, only when the metric reads its main view's cell (:func:`main_cell`), which
+    it then compares with the reference. (Without a ``main_view`` such metrics skip the item.)"""
+    return (bool(item.reference_video) and Input.reference in spec.inputs and Input.views not in spec.inputs
+            and (item.grid is None or _reads_main_cell(spec, item)))
+
+
+class _CellReader:
+    """A metric's config as a reader of one cell of the item's grid video: the samplings the config
+    declares (taken as the metric reads the video, so a probe gives the cell's size), each of the cell, so
+    that they are read in the same pass as the whole frames other metrics read."""
+
+    def __init__(self, config: object, cell: MainCell) -> None:
+        self.config = config
+        self.cell = cell
+
+    def main_video_samplings(self, item: Item) -> list[dict[str, Any]]:
+        declared = getattr(self.config, "main_video_samplings", None)
+        if declared is None:
+            return []
+        with read_cell(item.video, self.cell.cell):
+            return [{**sampling, "cell": self.cell.cell} for sampling in declared(item)]
 
 
 class _TilingCheck:
@@ -456,6 +525,14 @@ def with_video_warnings(details: dict[str, Any] | None, warnings: list[str]) -> 
     return {**(details or {}), "video_warnings": list(warnings)}
 
 
+def with_grid_cell(details: dict[str, Any] | None, cell: MainCell | None) -> dict[str, Any] | None:
+    """A row's details with ``grid_cell`` (:meth:`MainCell.label`) when the metric read one cell of the
+    item's grid video; unchanged otherwise."""
+    if cell is None:
+        return details
+    return {**(details or {}), "grid_cell": cell.label()}
+
+
 def with_frame_size(details: dict[str, Any] | None, sizes: list[str] | None) -> dict[str, Any] | None:
     """A row's details with ``frame_size``: the size(s) at which the metric read the item's main
     video, ``"WxH"`` (several joined by ``", "``); unchanged when it read no frames of it."""
@@ -497,7 +574,11 @@ def compute_task(task: Task) -> list[ResultRow]:
                ", ".join(r.id for r in task.requests))
     with frame_cache(), flow_readers(req.spec.id for req in task.requests):
         configs = [None if missing_inputs(req.spec, task.item) else req.config for req in task.requests]
-        readers: list[object] = [cfg for cfg in configs if cfg is not None]
+        cell = main_cell(task.item)
+        # the metrics that read the main view's cell of a grid video declare samplings of the cell
+        readers: list[object] = [
+            _CellReader(cfg, cell) if cell is not None and _reads_main_cell(req.spec, task.item) else cfg
+            for req, cfg in zip(task.requests, configs, strict=True) if cfg is not None]
         check = _tiling_check(task, configs)
         start = time.perf_counter()
         with stop_after(task.timeout_s) as stop:  # the shared read counts too: a decoder may hang as well

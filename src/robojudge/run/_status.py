@@ -46,7 +46,7 @@ from robojudge.judges import split_judge_metric_id
 from robojudge.metrics import MetricSpec, UnknownMetricError, get_metric
 from robojudge.metrics._presence import missing_weights
 from robojudge.metrics._sets import ItemGroup, get_set_metric, group_items, list_set_metrics
-from robojudge.run._fingerprint import Fingerprint, Fingerprints, read_inputs, recorded_weights
+from robojudge.run._fingerprint import Fingerprint, Fingerprints, metric_inputs, recorded_weights
 from robojudge.run._libraries import same_libraries
 from robojudge.store import ResultRow, ResultStore, default_db_url, served_models
 from robojudge.suite import Item, ManifestProblem, load_suite
@@ -202,8 +202,7 @@ class _Expected:
         if item is not None and not (row.metric in self._set_ids and "group_by" in config):
             memo = (row.item_id, row.metric, row.config_hash, tuple(sorted(known.items())))
             if memo not in self._known:
-                self._known[memo] = read_inputs(item, spec.inputs, config, spec.config_type, spec.also_reads,
-                                                spec.weights, known)
+                self._known[memo] = metric_inputs(item, spec, config, known)
             return self._known[memo]
         return self._set_fingerprint(row, config, known)
 

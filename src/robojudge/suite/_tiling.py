@@ -108,9 +108,12 @@ class Tiling:
         """The warning ``suite validate`` and the score and judge runs give."""
         return (f"{self.finding()}: "
                 "metrics that read one camera's video, and judges, take the whole mosaic for one picture; "
-                f"if it holds several views, declare them as the item's grid (\"grid\": {{\"rows\": "
-                f"{self.rows}, \"cols\": {self.cols}, \"views\": [...]}}, docs/manifest.md, \"Grid videos\"; "
-                f"robojudge suite scan --grid {self.rows}x{self.cols} --grid-views ...)")
+                "if it holds several views, declare them as the item's grid with its main view (\"grid\": "
+                f"{{\"rows\": {self.rows}, \"cols\": {self.cols}, \"views\": [...]}}, \"main_view\": ...; "
+                f"robojudge suite scan --grid {self.rows}x{self.cols} --grid-views ... --main-view ...): "
+                "single-view metrics and judges then read the main view's cell, multi-view metrics every "
+                "cell; declared without a main_view, single-view metrics skip the item (docs/manifest.md, "
+                "\"Grid videos\")")
 
     def reference_message(self) -> str:
         """The warning a score run gives when an item's ``reference_video`` looks tiled: the metrics that

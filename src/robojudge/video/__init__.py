@@ -13,6 +13,7 @@ Public API:
 * :func:`video_warnings` -- collect what had to be assumed about the videos read inside a block.
 * :func:`report_warnings` -- add warnings about a video to the open :func:`video_warnings` blocks.
 * :func:`frame_sizes` -- collect the size of the frames sampled inside a block, per video.
+* :func:`read_cell`, :class:`Cell` -- read one cell of a video whose frames are a grid of views.
 * :func:`write_video` -- write RGB frames to mp4/webm/avi/mkv/gif or a PNG frame folder.
 * :func:`prepare_frames` -- sampled frames with content hashes and JPEGs computed (what a judge sends).
 * :class:`DecoderPool`, :func:`shared_decoder` -- decode in worker processes, off the caller's GIL.
@@ -32,6 +33,7 @@ Public API:
 
 from robojudge.video._animated import is_animated_webp
 from robojudge.video._cache import FrameCache, frame_cache, frame_sizes, report_warnings, video_warnings
+from robojudge.video._cell import Cell, cell_of, read_cell
 from robojudge.video._demux import StreamFormat, measured_duration, stream_format
 from robojudge.video._encode import prepare_frames
 from robojudge.video._folder import IMAGE_SUFFIXES
@@ -85,6 +87,7 @@ with each scored row among its libraries (``details["libraries"]``, ``robojudge-
 
 __all__ = [
     "READER_VERSION",
+    "Cell",
     "DecoderPool",
     "FileFingerprint",
     "FrameCache",
@@ -95,6 +98,7 @@ __all__ = [
     "VideoError",
     "VideoInfo",
     "cached_frames",
+    "cell_of",
     "default_decode_workers",
     "encode_jpeg",
     "frame_cache",
@@ -109,6 +113,7 @@ __all__ = [
     "prefetch_frames",
     "prepare_frames",
     "probe_video",
+    "read_cell",
     "report_warnings",
     "sample_frames",
     "set_frame_memory_share",

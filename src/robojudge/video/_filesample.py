@@ -336,7 +336,7 @@ def _distinct(jobs: list[tuple[_Plan, PostProcess]]) -> tuple[list[tuple[_Plan, 
     seen: dict[tuple[object, ...], int] = {}
     which: list[int] = []
     for plan, post in jobs:
-        key = (tuple(plan.chosen), post.size, post.gray, post.resample)
+        key = (tuple(plan.chosen), post.size, post.gray, post.resample, post.cell)
         if key not in seen:
             seen[key] = len(distinct)
             distinct.append((plan, post))

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from robojudge.video._cell import Cell
+
 __all__ = ["RESAMPLES", "PostProcess"]
 
 #: How frames are shrunk (:class:`PostProcess`): ``area`` (the default) or ``fast``.
@@ -20,7 +22,8 @@ class PostProcess:
     """Rotation, resizing and grayscale conversion of one picked RGB frame.
 
     The display turn is applied first (a left-right mirror when asked, then the counter-clockwise
-    rotation), so ``size`` refers to the upright frame.
+    rotation), so ``size`` refers to the upright frame; with a ``cell``, that cell of a grid is then cut
+    out of the upright frame, and ``size`` refers to the cell.
     ``INTER_AREA`` is used when the output has fewer pixels than the input, ``INTER_LINEAR``
     otherwise. With ``resample="fast"`` a frame shrunk by at most half on each side is resized
     bilinearly as well (``INTER_LINEAR``: a few times less time than ``INTER_AREA`` at a scale that is
@@ -34,6 +37,7 @@ class PostProcess:
     size: int | tuple[int, int] | None
     gray: bool
     resample: str = "area"
+    cell: Cell | None = None
     _shape: tuple[int, int] | None = field(default=None, init=False)  # (w, h) of the first output
     _source: tuple[int, int] | None = field(default=None, init=False)  # (w, h) of the first input, upright
     # the first input of another size: (its frame index, or None when not given; its (w, h))
@@ -41,6 +45,8 @@ class PostProcess:
 
     def output_size(self, width: int, height: int) -> tuple[int, int]:
         """``(w, h)`` of the output for an upright ``width`` x ``height`` frame (nothing remembered)."""
+        if self.cell is not None:
+            width, height = self.cell.size(width, height)
         if isinstance(self.size, tuple):
             return int(self.size[0]), int(self.size[1])
         if self.size is None:
@@ -87,6 +93,10 @@ class PostProcess:
         height, width = rgb.shape[:2]
         self._note_size(width, height, index)
         tw, th = self._target(width, height)
+        if self.cell is not None:
+            x0, y0, x1, y1 = self.cell.box(width, height)
+            rgb = rgb[y0:y1, x0:x1]
+            width, height = x1 - x0, y1 - y0
         if (tw, th) != (width, height):
             area = tw * th < width * height and not (
                 self.resample == "fast" and 2 * tw >= width and 2 * th >= height)

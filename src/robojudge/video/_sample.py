@@ -6,6 +6,7 @@ Video files are handled by :mod:`robojudge.video._filesample`, frame folders by
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -16,6 +17,7 @@ import numpy as np
 
 from robojudge.video._animated import is_animated_webp, probe_animated, sample_animated
 from robojudge.video._cache import active_cache, cached, cached_probe, peek, report_warnings
+from robojudge.video._cell import Cell, cell_of
 from robojudge.video._decode import probe_file
 from robojudge.video._filesample import AlphaCheck, Sampling, sample_file, sample_file_many
 from robojudge.video._folder import (
@@ -41,15 +43,25 @@ def probe_video(path: str | Path) -> VideoInfo:
     ``VideoInfo.mirrored``.
 
     ``VideoInfo.warnings`` says when the rate is not the file's own (see :func:`sample_frames`).
-    Inside :func:`~robojudge.video.frame_cache` a file is probed once while it is unchanged.
+    Inside :func:`~robojudge.video.frame_cache` a file is probed once while it is unchanged. Inside a
+    :func:`~robojudge.video.read_cell` block for ``path``, width and height are the cell's.
 
     Raises:
         VideoError: if the path is missing or cannot be read as video.
     """
     path = Path(path)
-    info = cached_probe(path, lambda: _prober(path)(path))
+    info = _whole(path)
     report_warnings(path, info.warnings)
-    return info
+    cell = cell_of(path)
+    if cell is None:
+        return info
+    width, height = cell.size(info.width, info.height)
+    return dataclasses.replace(info, width=width, height=height)
+
+
+def _whole(path: Path) -> VideoInfo:
+    """The probe of ``path``'s whole frame, whatever cell of it is read."""
+    return cached_probe(path, lambda: _prober(path)(path))
 
 
 def _prober(path: Path) -> Callable[[Path], VideoInfo]:
@@ -66,6 +78,7 @@ def sample_frames(
     gray: bool = False,
     spread: str = "uniform",
     resample: str = "area",
+    cell: Cell | None = None,
 ) -> SampledFrames:
     """Sample frames the way RoboJudge judges see a video (4 fps, at most 32 frames).
 
@@ -91,6 +104,9 @@ def sample_frames(
             (bilinear when each side shrinks by at most half, ``INTER_AREA`` beyond; the fast
             profile's choice, :class:`~robojudge.video._post.PostProcess`). Enlarging is bilinear
             either way.
+        cell: read only this cell of a video whose frames are a grid of views, cut from the upright
+            frame before it is resized (``size`` is then the cell's); ``None`` reads the cell of an
+            open :func:`~robojudge.video.read_cell` block for ``path``, else the whole frame.
 
     Returns:
         C-contiguous uint8 frames with their presentation times (seconds from the first frame),
@@ -115,18 +131,25 @@ def sample_frames(
     coarse time base (e.g. GIF delays in centiseconds) count as on time when within their scatter.
 
     Raises:
-        VideoError: missing, empty, unreadable or frameless input (never a raw PyAV/OpenCV error).
+        VideoError: missing, empty, unreadable or frameless input (never a raw PyAV/OpenCV error); a
+            ``cell`` of a grid the frame does not divide into.
         ValueError: invalid ``fps``, ``max_frames`` or ``size``.
     """
     path = Path(path)
-    key, s = _checked(fps, max_frames, size, gray, spread, resample)
+    cell = cell if cell is not None else cell_of(path)
+    key, s = _checked(fps, max_frames, size, gray, spread, resample, cell)
+    if cell is not None:
+        info = _whole(path)
+        problem = cell.problem(info.width, info.height)
+        if problem is not None:
+            raise VideoError(path, problem)
     sampler = _sample_folder if path.is_dir() else sample_animated if is_animated_webp(path) else sample_file
     return cached(path, key, lambda: sampler(path, s.fps, s.max_frames, s.post, s.spread))
 
 
 def _checked(
     fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, gray: bool, spread: str,
-    resample: str,
+    resample: str, cell: Cell | None = None,
 ) -> tuple[tuple[object, ...], Sampling]:
     """The cache key and the sampling that :func:`sample_frames` arguments ask for, checked.
 
@@ -138,8 +161,8 @@ def _checked(
         raise ValueError(f"spread must be one of {SPREADS}, got {spread!r}")
     if resample not in RESAMPLES:
         raise ValueError(f"resample must be one of {RESAMPLES}, got {resample!r}")
-    key = _sampling_key(fps, max_frames, size, gray, spread, resample)
-    return key, Sampling(fps, max_frames, PostProcess(size, gray, resample), spread)
+    key = _sampling_key(fps, max_frames, size, gray, spread, resample, cell)
+    return key, Sampling(fps, max_frames, PostProcess(size, gray, resample, cell), spread)
 
 
 def cached_frames(
@@ -150,11 +173,12 @@ def cached_frames(
     gray: bool = False,
     spread: str = "uniform",
     resample: str = "area",
+    cell: Cell | None = None,
 ) -> SampledFrames | None:
     """What :func:`sample_frames` with these arguments would return from the open
     :func:`~robojudge.video.frame_cache` for the file ``fingerprint`` names, or ``None`` (no cache
     open, or nothing cached for it yet). Never decodes."""
-    return peek(fingerprint, _sampling_key(fps, max_frames, size, gray, spread, resample))
+    return peek(fingerprint, _sampling_key(fps, max_frames, size, gray, spread, resample, cell))
 
 
 def prefetch_frames(path: str | Path, samplings: Sequence[Mapping[str, Any]]) -> int:
@@ -188,9 +212,11 @@ def prefetch_frames(path: str | Path, samplings: Sequence[Mapping[str, Any]]) ->
         return 0
     try:
         fingerprint = FileFingerprint.of(path)
-        info = probe_video(path)
+        info = _whole(path)  # a sampling's cell is cut from the whole frame (see _estimated_bytes)
     except (OSError, VideoError):
         return 0
+    if any(s.post.cell is not None and s.post.cell.problem(info.width, info.height) for s in todo.values()):
+        return 0  # each sample_frames call refuses it
     todo = {k: s for k, s in todo.items() if not cache.holds((fingerprint, k))}
     if len(todo) < 2 or _estimated_bytes(info, todo.values()) > cache.max_bytes:
         return 0
@@ -232,13 +258,15 @@ def _estimated_bytes(info: VideoInfo, samplings: Iterable[Sampling]) -> float:
 
 def _sampling_key(
     fps: float | None, max_frames: int | None, size: int | tuple[int, int] | None, gray: bool, spread: str,
-    resample: str = "area",
+    resample: str = "area", cell: Cell | None = None,
 ) -> tuple[object, ...]:
     key: tuple[object, ...] = (fps, max_frames, size, gray)
     if spread != "uniform":
         key += (spread,)
     if resample != "area" and size is not None:  # without a size nothing is resized
         key += ("resample", resample)
+    if cell is not None:  # the whole frame's key is as it was
+        key += ("cell", cell.rows, cell.cols, cell.row, cell.col)
     return key
 
 
