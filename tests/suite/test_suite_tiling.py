@@ -217,3 +217,54 @@ def test_a_scene_edge_on_the_centre_line_is_named_in_the_two_cell_warning(edge: 
     said = found.message()
     scene = said.index("a straight edge of the scene on the frame's centre line")
     assert "ignore this for a single camera" in said and scene < said.index("declare them as the item's grid")
+
+
+def _mosaic_matched_at(views6: list[np.ndarray], lines: dict[int, int]) -> np.ndarray:
+    """6 frames of a 2x3 mosaic of 256x192 views, in which frame ``lines[x]`` shows no jump across the column
+    line ``x``: the cell right of it starts with the last column of the cell left of it (two cells whose
+    edges happen to match)."""
+    frames = _tile([v[:6] for v in views6], 3).copy()
+    for x, t in lines.items():
+        frames[t, :, x:x + 8] = frames[t, :, x - 1:x]
+    return frames
+
+
+@pytest.fixture(scope="module")
+def six_views() -> list[np.ndarray]:
+    """Six views, each lit its own way (the demo's tables look alike: their seams would be faint)."""
+    light = (1.0, 0.6, 0.85, 0.6, 0.85, 1.0)
+    return [(_view(seed)[:6] * light[seed]).astype(np.uint8) for seed in range(6)]
+
+
+def test_a_column_seam_matched_in_one_frame_still_gives_the_full_layout(six_views: list[np.ndarray]) -> None:
+    # A real 2x3 Ctrl-World mosaic was read as 2x1, with the advice to ignore it for a single camera,
+    # because in one of its 6 frames one column seam did not jump (audit realvid F4).
+    whole = find_tiling(_read(_mosaic_matched_at(six_views, {})), 768, 384)
+    assert whole is not None and (whole.rows, whole.cols, whole.seams) == (2, 3, ("x=256", "x=512", "y=192"))
+    found = find_tiling(_read(_mosaic_matched_at(six_views, {512: 2})), 768, 384)
+    assert found is not None and (found.rows, found.cols) == (2, 3)  # it was 2x1
+    assert (found.seams, found.unsteady, found.possibly) == (("x=256", "y=192"), ("x=512",), None)
+    said = found.message()
+    assert "at x=512 in half of them or more" in said and "--grid 2x3" in said
+    assert "ignore this for a single camera" not in said
+
+
+def test_a_row_seam_with_unsteady_column_seams_says_possibly_and_not_single_camera(
+    six_views: list[np.ndarray],
+) -> None:
+    # Both column seams unsteady (in frames of their own): the row seam alone is the layout found, but the
+    # columns are named, and the clause meant for a scene edge on a single camera's centre line is not.
+    found = find_tiling(_read(_mosaic_matched_at(six_views, {256: 1, 512: 4})), 768, 384)
+    assert found is not None and (found.rows, found.cols, found.seams) == (2, 1, ("y=192",))
+    said = found.message()
+    assert "ignore this for a single camera" not in said
+    assert "possibly a 2x3 grid: x=256, x=512 are seams in half the frames read or more" in said
+    assert (found.unsteady, found.possibly, found.possibly_seams) == ((), (2, 3), ("x=256", "x=512"))
+
+
+def _read(frames: np.ndarray) -> np.ndarray:
+    """The frames as the check reads them (at :func:`read_size`)."""
+    import cv2
+
+    size = read_size(frames.shape[2], frames.shape[1])
+    return np.stack([cv2.resize(f, size, interpolation=cv2.INTER_AREA) for f in frames])

@@ -9,7 +9,11 @@ mosaic leaves, on a few frames read small:
 * **seams**: the line between two cells, at ``W/k`` or ``H/k`` (``k`` = 2, 3 or 4), where the picture
   jumps from one view to another. Along most of the line the jump across it is much larger than the
   change between the columns (rows) on either side, and it does so in every frame read: a boundary that
-  stays put. A layout is found when every line between its cells is such a seam.
+  stays put. A layout is found when every line between its cells is such a seam; or when each is one in
+  the median frame and more of them stay put in every frame than not (two cells whose edges happen to
+  match in one frame leave their line without a jump there: a 2x3 mosaic is still read as 2x3 with one
+  of its lines unsteady). A fuller layout of lines that jump in the median frame but not in every frame
+  is named as possible beside the one found.
 * **a blank cell**: a cell that is one flat colour in every frame (a padding tile, a view that failed)
   while the rest of the frame is not, and whose sides inside the frame are seams.
 
@@ -21,7 +25,8 @@ Both marks are what tiling leaves and a camera's picture almost never shows: an 
 runs the whole height of the frame exactly at its middle, in frame after frame. A fixed camera can show
 just that (a door jamb at ``x = W/2``, a table edge at ``y = H/2``, to within a few pixels), and then
 every clip it records looks like a 1x2 or 2x1 grid: the warning for a two-cell layout found by its one
-seam alone says so, and that a single camera's video should not be declared a grid. Views that meet without
+seam alone (with no fuller layout possible) says so, and that a single camera's video should not be
+declared a grid. Views that meet without
 a visible seam (the same flat background at every edge) and have no blank cell are not found.
 :func:`tiling_warning` says it in words, once per file while the file is unchanged; ``suite validate``
 reports it on the item's ``video``, and a score or judge run adds it to the rows of what reads the video
@@ -60,6 +65,10 @@ SEAM_SHARE = 0.3
 STEADY_SHARE = 0.2
 """Share that must jump in every frame read: a seam stays put."""
 
+STEADY = "steady"
+MEDIAN = "median"
+"""How a line is a seam (:func:`_seams`): in every frame read, or in the median frame only."""
+
 ALONE = 2.0
 """How many times the share of the lines near it (:data:`NEAR`, :data:`BLOCKS`) a seam's share must be:
 a fine texture jumps on line after line, the edges of a codec's blocks (or of a pattern of blocks) alike
@@ -91,9 +100,13 @@ class Tiling:
     Attributes:
         rows, cols: The grid found.
         width, height: The video's size.
-        seams: The lines found to be seams, as ``"x=320"`` or ``"y=240"`` (in the video's pixels).
+        seams: The lines found to be seams that stay put, as ``"x=320"`` or ``"y=240"`` (in the video's
+            pixels).
         blank: ``(row, col)`` of each blank cell (counted from 0).
         frames: How many frames were read.
+        unsteady: The lines of the layout that are seams in the median frame but not in every frame read.
+        possibly: A fuller layout ``(rows, cols)`` whose further lines (``possibly_seams``) are seams in the
+            median frame but not in every frame read, or ``None``.
     """
 
     rows: int
@@ -103,6 +116,9 @@ class Tiling:
     seams: tuple[str, ...]
     blank: tuple[tuple[int, int], ...]
     frames: int
+    unsteady: tuple[str, ...] = ()
+    possibly: tuple[int, int] | None = None
+    possibly_seams: tuple[str, ...] = ()
 
     def message(self) -> str:
         """The warning ``suite validate`` and the score and judge runs give."""
@@ -129,14 +145,26 @@ class Tiling:
         if self.seams:
             marks.append(f"straight seams at {', '.join(self.seams)} that stay put over the {self.frames} "
                          f"frame{'s' if self.frames != 1 else ''} read")
+        if self.unsteady:
+            marks.append(f"at {', '.join(self.unsteady)} in half of them or more (not in every one: two "
+                         "cells' edges can match in a frame)")
         if self.blank:
             cells = ", ".join(f"row {r + 1} column {c + 1}" for r, c in self.blank)
             marks.append(f"a blank cell ({cells})")
-        # Two cells met at one line, with no blank cell: a scene edge on the centre line leaves that too.
+        more = ""
+        if self.possibly is not None:
+            rows, cols = self.possibly
+            lines = ", ".join(self.possibly_seams)
+            verb = "is a seam" if len(self.possibly_seams) == 1 else "are seams"
+            more = (f"; possibly a {rows}x{cols} grid: {lines} {verb} in half the frames read or more, not "
+                    "in every one")
+        # Two cells met at one line, with no blank cell and no sign of more: a scene edge on the centre line
+        # leaves that too.
         edge = ("; a straight edge of the scene on the frame's centre line (a door frame, a table edge) "
                 "looks the same: ignore this for a single camera"
-                if self.rows * self.cols == 2 and not self.blank else "")
-        return f"its frames look like a {self.rows}x{self.cols} grid of views ({' and '.join(marks)}){edge}"
+                if self.rows * self.cols == 2 and not self.blank and self.possibly is None else "")
+        return (f"its frames look like a {self.rows}x{self.cols} grid of views ({' and '.join(marks)}){more}"
+                f"{edge}")
 
 
 def read_size(width: int, height: int) -> tuple[int, int]:
@@ -173,18 +201,22 @@ def _shares(frames: np.ndarray) -> np.ndarray:
     return out
 
 
-def _seams(shares: np.ndarray, lines: list[int], scale: float) -> dict[int, bool]:
+def _seams(shares: np.ndarray, lines: list[int], scale: float) -> dict[int, str | None]:
     """Which of ``lines`` are seams: they jump along :data:`SEAM_SHARE` of their length in the median
-    frame and :data:`STEADY_SHARE` in every frame, and :data:`ALONE` times as much as the lines :data:`NEAR`
-    pixels read, and :data:`BLOCKS` pixels of the video (``scale`` read pixels each), away on either side."""
+    frame, and :data:`ALONE` times as much as the lines :data:`NEAR` pixels read, and :data:`BLOCKS` pixels
+    of the video (``scale`` read pixels each), away on either side. :data:`STEADY` when they also jump along
+    :data:`STEADY_SHARE` in every frame, else :data:`MEDIAN`; ``None`` for a line that is no seam."""
     typical = np.median(shares, axis=0)
     w = shares.shape[1]
     steps = sorted({*NEAR, *(max(2, round(d * scale)) for d in BLOCKS)})
-    out = {}
+    out: dict[int, str | None] = {}
     for at in lines:
         near = [typical[at + sign * d] for d in steps for sign in (-1, 1) if 0 <= at + sign * d < w]
         alone = typical[at] >= ALONE * max(near, default=0.0)
-        out[at] = bool(typical[at] >= SEAM_SHARE and shares[:, at].min() >= STEADY_SHARE and alone)
+        if typical[at] >= SEAM_SHARE and alone:
+            out[at] = STEADY if shares[:, at].min() >= STEADY_SHARE else MEDIAN
+        else:
+            out[at] = None
     return out
 
 
@@ -214,13 +246,28 @@ def find_tiling(frames: np.ndarray, width: int, height: int) -> Tiling | None:
     rows = [k for k in CELLS if height % k == 0 and h % k == 0]
     seam_x = _seams(_shares(pixels), sorted({at for k in cols for at in lines(k, w)}), w / width)
     seam_y = _seams(_shares(turned), sorted({at for k in rows for at in lines(k, h)}), h / height)
-    best_cols = max([k for k in cols if all(seam_x[at] for at in lines(k, w))], default=1)
-    best_rows = max([k for k in rows if all(seam_y[at] for at in lines(k, h))], default=1)
-    if best_cols * best_rows > 1 and cells.pictures(best_rows, best_cols) >= 2:
-        seams = [f"x={width * at // w}" for at in lines(best_cols, w)]
-        seams += [f"y={height * at // h}" for at in lines(best_rows, h)]
-        blank = _blank_cells(pixels, turned, cells, best_rows, best_cols)
-        return Tiling(best_rows, best_cols, width, height, tuple(seams), tuple(blank), n)
+
+    def marks(r: int, c: int) -> list[tuple[str, str | None]]:
+        """The lines of an ``r x c`` layout, named in the video's pixels, and how each is a seam."""
+        return ([(f"x={width * at // w}", seam_x[at]) for at in lines(c, w)]
+                + [(f"y={height * at // h}", seam_y[at]) for at in lines(r, h)])
+
+    # Layouts whose every line is a seam in the median frame at least, the fullest first.
+    seamed = sorted(((r, c) for r in [1, *rows] for c in [1, *cols] if r * c > 1
+                     and all(how is not None for _, how in marks(r, c))), key=lambda rc: -rc[0] * rc[1])
+    # The fullest of them whose lines stay put more often than not (every one, or all but fewer).
+    found = next(((r, c) for r, c in seamed
+                  if 2 * sum(how == STEADY for _, how in marks(r, c)) > len(marks(r, c))), None)
+    if found is not None and cells.pictures(*found) >= 2:
+        r, c = found
+        steady = tuple(at for at, how in marks(r, c) if how == STEADY)
+        unsteady = tuple(at for at, how in marks(r, c) if how != STEADY)
+        # The fullest layout of seams holding it, named when it has more cells (its further lines unsteady).
+        fuller = next((rc for rc in seamed if rc[0] % r == 0 and rc[1] % c == 0 and rc != found
+                       and cells.pictures(*rc) >= 2), None)
+        more = () if fuller is None else tuple(at for at, _ in marks(*fuller) if at not in steady + unsteady)
+        blank = _blank_cells(pixels, turned, cells, r, c)
+        return Tiling(r, c, width, height, steady, tuple(blank), n, unsteady, fuller, more)
     # No layout of seams: a blank cell whose inner sides are seams, in the layout with the fewest cells.
     # (of two cells, a blank one leaves a single picture)
     layouts = sorted(((r, c) for r in [1, *rows] for c in [1, *cols] if r * c > 2),
