@@ -156,6 +156,27 @@ def test_a_tiled_reference_is_named_in_the_rows_of_the_metrics_that_compare_with
     assert "video_warnings" not in (rows[("single_ref", "iq1_psnr")].details or {})
 
 
+def test_a_grid_item_read_as_its_main_cell_is_compared_with_the_reference_as_one_view(
+    tmp_path: Path, views: list[np.ndarray]
+) -> None:
+    # A grid item with a main_view: the reference metrics compare that cell with the reference, so a tiled
+    # reference is named as for a single-view item; the cell itself is not checked for tiling.
+    grid = write_video(tmp_path / "grid.mp4", _tile([views[0], views[1]], 2), fps=8)
+    mosaic = write_video(tmp_path / "mosaic.mp4", _tile([views[0], views[1], None, views[2]], 2), fps=8)
+    one = write_video(tmp_path / "one.mp4", views[0], fps=8)
+    layout = {"rows": 1, "cols": 2, "views": ["a", "b"]}
+    items = [Item(item_id=name, video=str(grid), grid=layout, main_view="a", reference_video=str(ref))
+             for name, ref in (("tiled_ref", mosaic), ("one_ref", one))]
+    said = tiling_warning(mosaic, reference=True)
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        score_items(items, build_requests(["iq1_psnr"]), store)
+        rows = {r.item_id: r for r in store.rows()}
+    assert rows["tiled_ref"].details["video_warnings"] == [f"{mosaic}: {said}"]
+    assert rows["one_ref"].status == "ok" and "video_warnings" not in rows["one_ref"].details
+    assert rows["one_ref"].details["grid_cell"] == "a (row 0, col 0 of a 1x2 grid)"
+    assert rows["one_ref"].value > 30  # the cell is view 0, as the reference: it was no row at all
+
+
 def test_the_check_reads_its_frames_in_the_metrics_pass(
     tmp_path: Path, views: list[np.ndarray], monkeypatch: pytest.MonkeyPatch
 ) -> None:
