@@ -265,6 +265,11 @@ def test_which_items_can_be_measured_in_3d_and_why_not(tmp_path: Path):
     assert "describes 1 of the item's views" in str(calibrated_views(short)[1])
     cams, why = calibrated_views(Item(item_id="m", video="a.mp4", views=views, calibration=str(calib)))
     assert why is None and list(cams) == ["cam0", "cam1"] and isinstance(cams["cam0"], Camera)
+    # a grid item's main cell is read (as by every metric reading one video), its cells not triangulated
+    grid = Item(item_id="g", video="g.mp4", grid={"rows": 1, "cols": 2, "views": ["cam0", "cam1"]},
+                main_view="cam0", calibration=str(calib))
+    assert calibrated_views(grid)[1] == ("the item's views are cells of one grid video, which are not "
+                                         "triangulated: rigidity is measured in 2D on its main view's cell")
 
 
 def test_a_view_calibrated_at_another_size_is_scaled_to_the_frames_read():

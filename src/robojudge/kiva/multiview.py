@@ -5,8 +5,9 @@ them (docs/manifest.md). Each such view is read by the reader (five candidates, 
 readings are triangulated (:func:`triangulate`, a DLT with a reprojection-error check), and each
 segment's rigidity is the largest coefficient of variation of a rigid link's length in metres. Whatever
 stops that (one view, no calibration, views out of step or framed otherwise than calibrated, a reader
-without a 3D threshold) is said in a reason, and the 2D measure of the main view stands. A grid video is
-not read here: KIVA, like every metric that reads one video, skips grid items.
+without a 3D threshold) is said in a reason, and the 2D measure of the main view stands. A grid video's
+cells are not triangulated here: of a grid item with a ``main_view``, KIVA reads that view's cell, as every
+metric that reads one video does, and measures in 2D (without a ``main_view`` it skips the item).
 """
 
 from __future__ import annotations
@@ -68,6 +69,9 @@ class ViewReadings:
 def calibrated_views(item: Item) -> tuple[dict[str, Any], str | None]:
     """The item's views that its calibration describes (name -> Camera), or a reason there are not two."""
     views = item.views or {}
+    if item.grid is not None:
+        return {}, ("the item's views are cells of one grid video, which are not triangulated: rigidity is "
+                    "measured in 2D on its main view's cell")
     if len(views) < 2:
         return {}, "the item has one view: rigidity is measured in 2D"
     if not item.calibration:
