@@ -399,9 +399,8 @@ def compute_metric(item: Item, req: MetricRequest, fingerprint: str = "",
             status="ok",
             value=score.value,
             duration_s=time.perf_counter() - start,
-            details=as_stored(with_libraries(with_grid_cell(
-                with_frame_size(with_video_warnings(details, warned), sizes.get(str(Path(item.video)))), cell),
-                spec)),
+            details=as_stored(with_libraries(with_grid_cell(with_frame_size(
+                with_video_warnings(details, warned), sizes.get(str(Path(item.video)))), cell), spec)),
             config=req.config.model_dump(mode="json"),
             fingerprint=fingerprint,
         )
