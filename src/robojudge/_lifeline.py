@@ -290,3 +290,11 @@ def spawn_without_main() -> BaseContext:
 def alive() -> bool:
     """What a worker runs to show that it can start at all."""
     return True
+
+
+WORKERS_LOG_ALIKE = "robojudge_workers_log_alike"
+"""The attribute the command line sets on the stderr handler it makes (``robojudge -v``): worker processes
+log as that handler does (:func:`robojudge.run._executor.parent_log_setup`). A handler a Python caller
+set up is left alone: its formatter, style, filters and levels cannot be copied faithfully into a
+spawned process (a ``{``-style format or a colour formatter broke the workers' logging), so their
+workers keep Python's defaults."""

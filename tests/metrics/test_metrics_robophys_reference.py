@@ -360,9 +360,31 @@ def test_an_fps_within_the_time_base_rounding_of_a_videos_rate_is_kept_without_a
         p = spec.compute(item, spec.make_config({"fps": 30}))
     assert not warned
     assert p.value == 100.0 and p.details["frames"] == 30 and p.details["frames_missing"] == 0
-    assert p.details["pairing_fps"] == 30.0 and p.details["video_fps"] < 30.0
+    # lowered to the video's own rate all the same, only without a warning (kept at 30, a 29.97-fps clip
+    # against a 30-fps reference paired frame k with k - 1: see the test below)
+    assert p.details["pairing_fps"] == p.details["video_fps"] < 30.0
     # Beyond the tolerance the rate is still lowered, and says so.
     with video_warnings() as warned:
         high = spec.compute(item, spec.make_config({"fps": 31}))
     assert high.details["pairing_fps"] == high.details["video_fps"] and high.value == 100.0
     assert any("fps=31 is above the video's own" in w for w in warned)
+
+
+def test_fps_30_on_a_29_97_fps_clip_and_a_30_fps_reference_pairs_the_same_frames(tmp_path):
+    # An fps within the rounding tolerance of the lower rate was kept as set: the 29.97-fps clip then gave,
+    # at each target k/30, its frame k - 1 (shown until k * 1.001 / 30) against the reference's frame k,
+    # on every pair after the first, without a warning (review rev14 F1: PSNR 22.7 dB for 33.6)
+    frames = _frames(30)
+    write_video(tmp_path / "gen.mp4", frames, fps=30, timestamps=[i * 1001 / 30000 for i in range(30)])
+    write_video(tmp_path / "ref.mp4", frames, fps=30, timestamps=[i / 30 for i in range(30)])
+    for video, reference in (("gen.mp4", "ref.mp4"), ("ref.mp4", "gen.mp4")):
+        item = Item(item_id="a", video=str(tmp_path / video), reference_video=str(tmp_path / reference))
+        spec = get_metric("iq1_psnr")
+        by_default = spec.compute(item, spec.make_config({}))
+        with video_warnings() as warned:
+            at_30 = spec.compute(item, spec.make_config({"fps": 30}))
+        assert not warned
+        # (the two encodings differ a little: their time stamps differ; a frame against its neighbour,
+        # noise rolled by a pixel, scores about 10 dB)
+        assert at_30.value == by_default.value > 40.0
+        assert at_30.details["frames_missing"] == 0 and at_30.details["frames"] == 30

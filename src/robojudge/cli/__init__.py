@@ -19,7 +19,7 @@ import typer
 
 from robojudge import __version__, settings
 from robojudge._activity import watch
-from robojudge._lifeline import terminate_as_interrupt
+from robojudge._lifeline import WORKERS_LOG_ALIKE, terminate_as_interrupt
 from robojudge.cli._once import refuse_repeats
 
 # command name -> (module in robojudge.cli, attribute, "group" for a sub-app or "command")
@@ -86,9 +86,12 @@ def _root(
     The docs/*.md files that help texts name are in the robojudge repository's docs/ folder; pip does not
     install them.
     """
+    before = set(logging.getLogger().handlers)
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    for handler in set(logging.getLogger().handlers) - before:  # (worker processes log as it does)
+        setattr(handler, WORKERS_LOG_ALIKE, True)
     # Other libraries' debug lines would bury robojudge's: matplotlib's font manager writes hundreds.
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)

@@ -18,7 +18,13 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Protocol, TypeVar
 
 from robojudge import settings
-from robojudge._lifeline import WorkerStartError, exit_with_parent, stop_pool, worker_start_hint
+from robojudge._lifeline import (
+    WORKERS_LOG_ALIKE,
+    WorkerStartError,
+    exit_with_parent,
+    stop_pool,
+    worker_start_hint,
+)
 from robojudge._lifeline import alive as _alive
 from robojudge._machine import usable_cpus
 from robojudge.run._timelimit import allow_hard_limit
@@ -95,12 +101,17 @@ stderr, and the levels set on named loggers (the CLI holds noisy libraries at WA
 
 
 def parent_log_setup() -> LogSetup | None:
-    """How this process logs to stderr (``robojudge -v`` sets it up: :func:`robojudge.cli._root`), for
-    :func:`init_worker`; ``None`` when no handler of the root logger writes to stderr (a library caller
-    that set up no logging: workers then keep Python's defaults, as this process does)."""
+    """How this process logs to stderr when the command line set it up (``robojudge -v``:
+    :func:`robojudge.cli._root` marks its handler, :data:`robojudge._lifeline.WORKERS_LOG_ALIKE`), for
+    :func:`init_worker`; ``None`` otherwise: a Python caller's own logging (another format style, a
+    colour formatter, a handler level, ``logging.disable``) cannot be copied faithfully into a spawned
+    process, so their workers keep Python's defaults."""
     root = logging.getLogger()
+    if logging.root.manager.disable:  # logging.disable(...) in force: workers say nothing more
+        return None
     for handler in root.handlers:
-        if isinstance(handler, logging.StreamHandler) and handler.stream in (sys.stderr, sys.__stderr__):
+        if (getattr(handler, WORKERS_LOG_ALIKE, False) and isinstance(handler, logging.StreamHandler)
+                and handler.stream in (sys.stderr, sys.__stderr__)):
             fmt = handler.formatter._fmt if handler.formatter is not None else None
             levels = {name: lg.level for name, lg in logging.root.manager.loggerDict.items()
                       if isinstance(lg, logging.Logger) and lg.level != logging.NOTSET}

@@ -92,7 +92,7 @@ class PairingRate(NamedTuple):
     def clamped(self) -> bool:
         """Whether the configured rate was above a video's own (by more than
         :data:`PAIRING_RATE_TOLERANCE`) and the lower own rate used instead."""
-        return self.configured is not None and self.configured > self.fps
+        return self.configured is not None and self.configured > self.fps * (1 + PAIRING_RATE_TOLERANCE)
 
     def details(self) -> dict[str, float | None]:
         """What a row records of the pairing: the rate compared at, the setting, both own rates."""
@@ -153,13 +153,14 @@ def pairing_rates(video: str, reference_video: str, fps: float | None) -> Pairin
     ``i`` of a 30-fps reference (``i / 30`` s): a 16-fps copy of the reference at ``fps=30`` scored PSNR
     11 dB instead of 68. So ``fps`` is at most both videos' own rates.
 
-    An ``fps`` within :data:`PAIRING_RATE_TOLERANCE` of the lower own rate is kept as set, without a
-    warning: the difference is the rounding of a time base, not a rate the video lacks.
+    An ``fps`` within :data:`PAIRING_RATE_TOLERANCE` above the lower own rate is lowered too, without a
+    warning (:attr:`PairingRate.clamped`): the difference is the rounding of a time base, not a rate the
+    video lacks. (Kept as set, ``fps=30`` read a 29.97-fps clip at its own times against a 30-fps
+    reference on a 30-fps grid, pairing frame ``k`` with ``k - 1`` after the first: 22.7 dB for 33.6.)
     """
     own, ref = probe_video(video).fps, probe_video(reference_video).fps
     lower = min(own, ref)
-    kept = fps is not None and fps <= lower * (1 + PAIRING_RATE_TOLERANCE)
-    return PairingRate(fps if kept and fps is not None else lower, fps, own, ref)
+    return PairingRate(lower if fps is None else min(fps, lower), fps, own, ref)
 
 
 def pairing_rate(video: str, reference_video: str, fps: float | None) -> float:
