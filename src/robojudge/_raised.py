@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 
 #: The most characters of a traceback an error row keeps (its last ones: the innermost frames).
 TRACEBACK_CHARS = 4000
@@ -29,9 +30,12 @@ def raised_reason(exc: BaseException) -> str:
     return " ".join(reason.split("\n")) if "\n" in reason else reason
 
 
-def raised_traceback(exc: BaseException, limit: int = TRACEBACK_CHARS) -> str:
+def raised_traceback(exc: BaseException, limit: int = TRACEBACK_CHARS,
+                     mask: Callable[[str], str] | None = None) -> str:
     """The traceback of ``exc`` as Python prints it (chained exceptions and sub-exceptions too), clipped to
     its last ``limit`` characters: the innermost frames and the exception itself, where the fault is.
+    ``mask`` (a judge's secret redaction) is applied to the whole text before it is clipped, so that a
+    secret on the cut is never stored in part.
 
     >>> try:
     ...     {}["k"]
@@ -41,6 +45,10 @@ def raised_traceback(exc: BaseException, limit: int = TRACEBACK_CHARS) -> str:
     (True, True)
     """
     text = "".join(traceback.format_exception(exc))
+    if mask is not None:
+        text = mask(text)
     if len(text) <= limit:
         return text
-    return "... (clipped)\n" + text[-limit:]
+    tail = text[-limit:]
+    # from a line's start (a part of a line reads as something it is not)
+    return "... (clipped)\n" + (tail[tail.index("\n") + 1:] if "\n" in tail[:-1] else tail)

@@ -493,8 +493,10 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
     if summary.interrupted:
         # (on stdout too: `score ... > file` kept "12 tasks: 4 scored, 0 failed" alone, as of a whole run)
         left = summary.total - summary.skipped - summary.computed
-        console.print(f"[yellow]stopped: {left} task{'s' if left != 1 else ''} not run[/] (the same command "
-                      "resumes)", markup=True, highlight=False)
+        # (a manifest read block by block: only the blocks planned before the stop are counted)
+        least = "" if summary.all_planned else "at least "
+        console.print(f"[yellow]stopped: {least}{left} task{'s' if left != 1 else ''} not run[/] (the same "
+                      "command resumes)", markup=True, highlight=False)
         print_run_interrupted()
 
 

@@ -479,7 +479,7 @@ class JudgeEngine:
             message = f"judge raised {self.redact.text(raised_reason(exc))}"
             _log.warning("judge %s: rubric %s: %s", self.config.name, rubric.id, message)
             # Where it was raised, secrets masked as in the message: in the row's details, and under -v here
-            where = self.redact.text(raised_traceback(exc))
+            where = raised_traceback(exc, mask=self.redact.text)
             _log.debug("judge %s: rubric %s: %s", self.config.name, rubric.id, where)
             return RubricResult(rubric, "error", None, _clip(message), time.perf_counter() - start,
                                 {"traceback": where})

@@ -283,7 +283,7 @@ def error_row(item: Item, plan: JudgePlan, message: str, fingerprint: str,
 def _raised(engine: JudgeEngine, item: Item, exc: BaseException) -> tuple[str, dict[str, Any]]:
     """The error and the details of the rows of an item whose judging raised unexpectedly: ``judge raised
     Type: message (notes)`` and the end of its traceback, secrets masked (logged under -v too)."""
-    where = engine.redact.text(raised_traceback(exc))
+    where = raised_traceback(exc, mask=engine.redact.text)
     _log.debug("%s: judging raised: %s", item.item_id, where)
     return f"judge raised {engine.redact.text(raised_reason(exc))}", {"traceback": where}
 

@@ -633,12 +633,16 @@ def crash_reason(reason: str, timeout_s: float | None) -> str:
     """``reason`` for a task whose worker died, and the way to try it again. Where the run has a time
     limit, whose hard guard ends a worker too (:mod:`robojudge.run._timelimit`), the row says which it was:
     a worker that exited with the guard's status (:data:`HARD_TIMEOUT_EXIT`) was stopped by the limit, one
-    killed by a signal crashed; another end (another exit status, a Ray worker's death) may be either."""
-    if timeout_s is not None and reason.endswith(HARD_TIMEOUT_EXIT):
-        reason = (f"{reason}: a hard timeout, its code ran past the time limit ({timeout_s:g} s, --timeout) "
-                  "without coming back to Python; the worker printed the Python stack it was at on stderr, "
-                  "followed by a warning naming this item")
-    elif timeout_s is not None and "(killed by " not in reason:
+    killed by a signal crashed; another end (another exit status, a Ray worker's death) may be either. The
+    guard's status is 1, which native code calling ``exit(1)`` gives too: "most likely". A task whose
+    worker lived on but sent no result back (``NO_RESULT``) gets no word of the limit."""
+    died = " died while scoring this item" in reason
+    if timeout_s is not None and died and reason.endswith(HARD_TIMEOUT_EXIT):
+        reason = (f"{reason}: most likely a hard timeout, its code ran past the time limit ({timeout_s:g} s, "
+                  "--timeout) without coming back to Python (else native code ended the process with "
+                  "exit(1)); the worker printed the Python stack it was at on stderr, followed by a warning "
+                  "naming this item")
+    elif timeout_s is not None and died and "(killed by " not in reason:
         reason = (f"{reason}; or its code ran past the time limit ({timeout_s:g} s, --timeout) without "
                   "coming back to Python, in which case the worker's stderr shows where it was")
     return reason if "--retry-errors" in reason else f"{reason}; --retry-errors tries it again"
