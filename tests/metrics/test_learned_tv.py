@@ -225,7 +225,11 @@ def test_inception_score_of_videos_matches_numpy(tmp_path):
     x = (colours.reshape(-1, 3) / 255 - np.array(tv_nets.IMAGENET_MEAN)) / np.array(tv_nets.IMAGENET_STD)
     logits = x @ w.T + b
     probs = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
-    assert (result.value, result.std) == pytest.approx(inception_score(probs, splits=2), rel=1e-6)
+    want, want_std = inception_score(probs, splits=2)
+    assert result.value == pytest.approx(want, rel=1e-6)
+    # The std is a difference of close split scores worked out from float32 logits: a relative 1e-6 of
+    # 0.0025 is below float32's resolution there, and missed in CI under load (1.5e-6 off): absolute
+    assert result.std == pytest.approx(want_std, abs=1e-6)
 
 
 # --- MUSIQ, RAFT, Gram matrices, LPIPS plumbing --------------------------------------------------------
