@@ -636,7 +636,7 @@ def crash_reason(reason: str, timeout_s: float | None) -> str:
     killed by a signal crashed; another end (another exit status, a Ray worker's death) may be either. The
     guard's status is 1, which native code calling ``exit(1)`` gives too: "most likely". A task whose
     worker lived on but sent no result back (``NO_RESULT``) gets no word of the limit."""
-    died = " died while scoring this item" in reason
+    died = " died while " in reason  # (the worker died: not NO_RESULT, whose worker lived on)
     if timeout_s is not None and died and reason.endswith(HARD_TIMEOUT_EXIT):
         reason = (f"{reason}: most likely a hard timeout, its code ran past the time limit ({timeout_s:g} s, "
                   "--timeout) without coming back to Python (else native code ended the process with "
