@@ -58,6 +58,11 @@ def test_export_refuses_the_store_given_twice_or_a_manifest_as_the_store(scored:
     assert manifest.exit_code == 2
     assert "a suite manifest is given as --suite suite.jsonl" in " ".join(manifest.output.split())
     assert not (scored / "a.csv").exists()
+    # .ndjson is a manifest too (it was opened as a SQLite store: "file is not a database"; review rev15 F4)
+    (scored / "suite.ndjson").write_bytes((scored / "suite.jsonl").read_bytes())
+    nd = _run("results", "export", "suite.ndjson", "-o", "a.csv")
+    said = " ".join(nd.output.split())
+    assert nd.exit_code == 2 and "a suite manifest is given as --suite suite.ndjson" in said
     nothing = _run("results", "export", "-o", "a.csv")
     assert nothing.exit_code == 2 and "give the run folder (robojudge results export runs/NAME" in " ".join(
         nothing.output.split())
@@ -67,5 +72,8 @@ def test_upgrade_takes_the_run_folder_too(scored: Path) -> None:
     done = _run("results", "upgrade", "runs/suite")
     assert done.exit_code == 0, done.output
     assert _run("results", "upgrade", "--db", "runs/suite").exit_code == 0
+    # upgrade has no --suite: it is not offered (review rev15 F4)
+    manifest = " ".join(_run("results", "upgrade", "suite.jsonl").output.split())
+    assert "is a file, not a run folder or store" in manifest and "--suite" not in manifest
     nothing = _run("results", "upgrade")
     assert nothing.exit_code == 2 and "results upgrade: give the store" in " ".join(nothing.output.split())

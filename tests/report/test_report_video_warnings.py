@@ -92,3 +92,36 @@ def test_the_written_report_holds_the_section_and_its_tables(tmp_path: Path) -> 
     assert (out / "tables" / "video_warnings_by_group.csv").read_text().splitlines()[1:] == [
         "mosaic,3,2,2,0", "single,3,1,0,1"]
     assert "mosaic0" in (out / "tables" / "video_warnings.csv").read_text()
+
+
+def test_a_tiled_reference_is_its_own_kind_and_no_tiled_video_of_the_generator() -> None:
+    # Only the reference was a mosaic: the report called the generator's own videos tiled, in the
+    # section and in the summary and RoboPhys-3D notes (review rev15 F1)
+    from robojudge.report._video_warnings import REFERENCE_TILED, tiled_groups
+
+    ref = ("/r/ref.mp4: the reference video: its frames look like a 2x2 grid of views (straight seams at "
+           "x=160, y=120 ...): metrics that compare the item's video with its reference take the whole "
+           "mosaic")
+    assert warning_kind(ref) == REFERENCE_TILED
+    items = [Item(item_id=f"a{k}", video="v.mp4", clip_id=f"c{k}", generator="A") for k in range(3)]
+    rows = [ResultRow(it.item_id, "iq1_psnr", "h", "1", "ok", 30.0 + k, details={"video_warnings": [ref]})
+            for k, it in enumerate(items)]
+    inp = ReportInput(rows, items, higher_is_better)
+    sec = video_warnings_section(inp)
+    assert REFERENCE_TILED in sec.tables[0].columns and TILED not in sec.tables[0].columns
+    assert "A tiled reference was compared whole" in sec.intro and "A tiled video looks like" not in sec.intro
+    from robojudge.report._video_warnings import item_warnings
+
+    assert not tiled_groups(item_warnings(rows), {it.item_id: "A" for it in items}, {"A"})
+
+
+def test_the_intro_speaks_of_tiling_only_where_a_video_looks_tiled() -> None:
+    # 40 frame folders without fps.txt: every row says the rate was assumed; the intro spoke of mosaics
+    # and seams all the same (review rev15 F5)
+    items = [Item(item_id=f"i{k}", video="v", generator="g") for k in range(4)]
+    rows = [ResultRow(it.item_id, "pixel_frame_consistency", "h", "1", "ok", 1.0, details={
+        "video_warnings": [f"/v/{it.item_id}: no fps.txt in the frame folder; rate assumed to be 30 fps"]})
+        for it in items]
+    sec = video_warnings_section(ReportInput(rows, items, higher_is_better))
+    assert "4 stored results of 4 items carry warnings" in sec.intro
+    assert "tiled" not in sec.intro.lower() and "mosaic" not in sec.intro

@@ -31,15 +31,20 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Work with stored results.", no_args_is_help=True)
 
 
+#: Suffixes of a file given where a store goes that is most likely a suite manifest (or a table).
+MANIFEST_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json", ".csv", ".parquet"})
+
+
 def _store_given(store: str | None, db: str | None, command: str) -> str | None:
     """The store a ``results`` command reads: its positional argument (a run folder, as ``robojudge
     score`` prints it for ``report``) or ``--db``, not both."""
     if store is not None and db is not None:
         raise fail(f"results {command}: give the store once, as {store} or as --db {db}, not both")
-    if store is not None and Path(store).suffix.lower() in {".jsonl", ".json", ".csv", ".parquet"} \
-            and Path(store).is_file():
-        raise fail(f"results {command}: {store} is a file, not a run folder or store; a suite manifest is "
-                   f"given as --suite {store}")
+    if store is not None and Path(store).suffix.lower() in MANIFEST_SUFFIXES and Path(store).is_file():
+        # (upgrade has no --suite: it reads the store alone)
+        hint = f"a suite manifest is given as --suite {store}" if command != "upgrade" else (
+            "give the run folder or the store the manifest was scored into")
+        raise fail(f"results {command}: {store} is a file, not a run folder or store; {hint}")
     return store if store is not None else db
 
 

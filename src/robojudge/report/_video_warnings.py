@@ -21,7 +21,11 @@ from robojudge.store import ResultRow
 
 #: The kind a warning is counted under: the first whose words it holds; any other is ``other``.
 TILED = "tiled (a grid of views read as one camera)"
+#: A tiled ``reference_video``: the item's own video is one view; only the metrics that compare it with
+#: its reference took the mosaic (counted apart, or the report called the generator's videos tiled).
+REFERENCE_TILED = "reference tiled (compared with a mosaic)"
 KINDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("the reference video: its frames look like",), REFERENCE_TILED),
     (("grid of views",), TILED),
     (("frame size changes",), "frame size changes (resized)"),
     (("damaged",), "damaged"),
@@ -41,6 +45,8 @@ def warning_kind(warning: str) -> str:
     'tiled (a grid of views read as one camera)'
     >>> warning_kind("v.mp4: damaged: 2 packets undecodable"), warning_kind("v.mp4: something new")
     ('damaged', 'other')
+    >>> warning_kind("r.mp4: the reference video: its frames look like a 2x2 grid of views (...)")
+    'reference tiled (compared with a mosaic)'
     """
     said = warning.lower()
     for words, kind in KINDS:

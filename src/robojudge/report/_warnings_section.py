@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._tables import Table, text
-from robojudge.report._video_warnings import KINDS, OTHER, item_warnings
+from robojudge.report._video_warnings import KINDS, OTHER, REFERENCE_TILED, TILED, item_warnings
 
 #: Items listed at most (the counts cover them all).
 MAX_LISTED = 200
@@ -29,11 +29,16 @@ def video_warnings_section(inp: ReportInput) -> Section:
     n_rows = sum(w.rows for w in warned.values())
     sec.intro = (f"{n_rows} stored results of {len(warned)} items carry warnings about their videos "
                  "(details.video_warnings, which `robojudge score` prints at the end of its run): what "
-                 "had to be assumed to read them. A tiled video looks like several views in one frame (a "
-                 "ground-truth/prediction mosaic): metrics that read one camera's video, and judges, take "
-                 "the whole mosaic for one picture, so its values measure the seams and several cameras. "
-                 "Declare such a video's grid in the manifest or split its views into files "
-                 "(docs/manifest.md).")
+                 "had to be assumed to read them.")
+    if TILED in kinds:  # (said only where a video looks tiled: not under 40 items of 'rate assumed')
+        sec.intro += (" A tiled video looks like several views in one frame (a ground-truth/prediction "
+                      "mosaic): metrics that read one camera's video, and judges, take the whole mosaic for "
+                      "one picture, so its values measure the seams and several cameras. Declare such a "
+                      "video's grid in the manifest (with its main_view, whose cell those metrics then "
+                      "read) or split its views into files (docs/manifest.md).")
+    if REFERENCE_TILED in kinds:
+        sec.intro += (" A tiled reference was compared whole with a video of one view: give such an item a "
+                      "reference of the view its video shows.")
     by_group = Table("video_warnings_by_group", "Items with video warnings per group",
                      ["group", "items", "items with warnings", *kinds],
                      note="Items per group whose current rows carry a warning of each kind (an item may "

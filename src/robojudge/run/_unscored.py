@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# A number standing alone, with its sign and exponent: digits inside a word or a path (fetch00, block1,
+# state/ep03.npz) are text, or two items' file names read as one range ("fetch00 to 11-oracle").
+_NUMBER = re.compile(r"(?<![\w/.-])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w/])")
 
 
 @dataclass
