@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from robojudge.metrics import get_metric
 from robojudge.suite import Item
@@ -22,3 +23,19 @@ def read_and_declared(item: Item, metric: str) -> tuple[set[tuple[object, ...]],
         read = {key for fp, key in cache._entries if fp == main}
     declared = {_sampling_key(**{**_DEFAULTS, **kw}) for kw in cfg.main_video_samplings(item)}
     return read, declared
+
+
+def count_decode_passes(monkeypatch: Any) -> list[str]:
+    """A list that gets one entry per pass over a video file's packets from now on (``monkeypatch``, the
+    pytest fixture, undoes it): how a test tells one decode from two."""
+    from robojudge.video import _filesample as FS
+
+    seen: list[str] = []
+    real = FS._Plan._decode
+
+    def counting(ctx: Any, packets: Any, wanted: Any, *rest: Any) -> Any:
+        seen.append("pass")
+        yield from real(ctx, packets, wanted, *rest)
+
+    monkeypatch.setattr(FS._Plan, "_decode", staticmethod(counting))
+    return seen

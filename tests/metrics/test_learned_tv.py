@@ -133,12 +133,8 @@ def test_fvd_matches_a_hand_computed_frechet_distance(tmp_path):
     assert fvd_of_videos(gen, gen, cfg, net=net).value == pytest.approx(0.0, abs=1e-6)
 
 
-class _TinyMotionI3D(torch.nn.Module):
+class _TinyMotionI3D(_TinyI3D):
     """Features of the frame-to-frame change only: (N, 3, T, H, W) -> (N, 4), as I3D tells speeds apart."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv3d(3, 4, 1)
 
     def forward(
         self, x: torch.Tensor, rescale: bool = False, resize: bool = False, return_features: bool = False

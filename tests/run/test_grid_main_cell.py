@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import pytest
 
+from _samplings import count_decode_passes
 from robojudge.metrics import FrameOptions, Score, get_metric, metric
 from robojudge.metrics._select import GRID_VIDEO, missing_inputs
 from robojudge.run import Task, build_requests, compute_task
 from robojudge.run import _score as run_score
 from robojudge.run._fingerprint import Fingerprints, metric_fingerprint
 from robojudge.suite import Item
-from robojudge.video import _filesample as FS
 from robojudge.video import sample_frames, write_video
 
 #: The weights-free metrics that read only the video (as tests/run/test_one_decode.py names them).
@@ -107,14 +107,7 @@ def test_a_sized_read_resizes_the_cell_not_the_grid(clips):
 
 
 def test_the_grid_video_is_decoded_once_for_every_cell_reader(clips, monkeypatch):
-    seen: list[str] = []
-    real = FS._Plan._decode
-
-    def counting(ctx, packets, wanted, *rest):
-        seen.append("pass")
-        yield from real(ctx, packets, wanted, *rest)
-
-    monkeypatch.setattr(FS._Plan, "_decode", staticmethod(counting))
+    seen = count_decode_passes(monkeypatch)
     item = _grid_item(clips["grid.mp4"])
     joint = _rows(item)
     assert seen == ["pass"]  # native frames and the 8 fps gray sequence of the cell, from one decode

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _samplings import read_and_declared
+from _samplings import count_decode_passes, read_and_declared
 from robojudge.metrics import FrameOptions, Input, Provider, get_metric, list_metrics
 from robojudge.run import MetricRequest, Task, build_requests, compute_task
 from robojudge.run import _score as run_score
@@ -46,15 +46,7 @@ def item(tmp_path_factory) -> Item:
 @pytest.fixture
 def passes(monkeypatch) -> list[str]:
     """One entry per pass over a file's packets."""
-    seen: list[str] = []
-    real = FS._Plan._decode
-
-    def counting(ctx, packets, wanted, *rest):
-        seen.append("pass")
-        yield from real(ctx, packets, wanted, *rest)
-
-    monkeypatch.setattr(FS._Plan, "_decode", staticmethod(counting))
-    return seen
+    return count_decode_passes(monkeypatch)
 
 
 def _rows(task: Task) -> dict[str, tuple]:

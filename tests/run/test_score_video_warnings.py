@@ -1,12 +1,11 @@
 """Warnings about a video (an assumed rate, bad time stamps) reach its result rows and the run summary."""
 
-import json
 
 import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on sys.path)
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from _score_cli import score_one
 from robojudge.run import LocalProcessExecutor, SerialExecutor, build_requests, score_items
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -50,16 +49,7 @@ def test_rows_that_read_the_video_carry_its_warnings(tmp_path, videos, executor)
 
 
 def test_score_command_prints_the_warnings(tmp_path, videos):
-    from robojudge.cli import build_app
-
     folder, _ = videos
-    manifest = tmp_path / "suite.jsonl"
-    manifest.write_text(json.dumps({"item_id": "guess", "video": str(folder)}) + "\n")
-    result = CliRunner().invoke(
-        build_app("score"),
-        ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(tmp_path / "c.sqlite"),
-         "--no-progress"],
-    )
-    assert result.exit_code == 0, result.output
+    result = score_one(tmp_path, "guess", folder)
     assert "1 result with video warnings (1 item)" in result.output
     assert f"guess: {folder}: {ASSUMED}" in result.output

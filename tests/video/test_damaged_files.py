@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from _videogen import damage_packets, textured_clip
-from typer.testing import CliRunner
 
+from _score_cli import score_one
 from robojudge.run import LocalProcessExecutor, SerialExecutor, build_requests, score_items
 from robojudge.store import ResultStore
 from robojudge.suite import Item, validate_manifest
@@ -109,17 +109,8 @@ def test_the_stored_row_and_the_run_summary_carry_the_warning(
 
 
 def test_score_lists_the_damaged_video_at_the_end(tmp_path: Path, clips: tuple[Path, Path]) -> None:
-    from robojudge.cli import build_app
-
     _, damaged = clips
-    manifest = tmp_path / "suite.jsonl"
-    manifest.write_text(json.dumps({"item_id": "hurt", "video": str(damaged)}) + "\n")
-    result = CliRunner().invoke(
-        build_app("score"),
-        ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(tmp_path / "c.sqlite"),
-         "--no-progress"],
-    )
-    assert result.exit_code == 0, result.output
+    result = score_one(tmp_path, "hurt", damaged)
     assert "1 result with video warnings (1 item)" in result.output
     assert f"hurt: {damaged}: damaged: " in result.output
 
