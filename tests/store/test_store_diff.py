@@ -107,3 +107,15 @@ def test_results_diff_never_prints_a_store_s_password(postgres_db_url: str) -> N
                             env={"COLUMNS": "300"})
         assert res.exit_code == 0, res.output
         assert "hunter2" not in res.output and "postgres:***@" in res.output
+
+
+def test_versions_stored_with_a_leading_v_are_found_as_given() -> None:
+    # --versions stripped a leading v, so versions stored as "v1"/"v2" (a plugin's own spelling) could not
+    # be compared (review rev13 F6); "v4" still names a stored "4"
+    rows = [*(_row(f"i{k}", float(k), version="v1") for k in range(1, 4)),
+            *(_row(f"i{k}", 3.0 * k, version="v2") for k in range(1, 4))]
+    (s,) = diff_results(rows, rows, versions=("v1", "v2")).series
+    assert (s.version_a, s.version_b, s.n_shared, s.mean_delta) == ("v1", "v2", 3, 4.0)
+    plain = [_row("i1", 1.0, version="3"), _row("i1", 2.0, version="4")]
+    got = diff_results(plain, plain, versions=("v3", "v4"))
+    assert got.versions == ("3", "4") and got.series[0].mean_delta == 1.0

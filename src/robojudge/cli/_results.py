@@ -140,7 +140,7 @@ def diff_cmd(
 
     pair: tuple[str, str] | None = None
     if versions is not None:
-        parts = [p.strip().removeprefix("v").removeprefix("V") for p in versions.split(",")]
+        parts = [p.strip() for p in versions.split(",")]  # (a leading v is read by diff_results)
         if len(parts) != 2 or not all(parts):
             raise fail(f"--versions takes two versions, e.g. v3,v4; got {versions!r}")
         pair = (parts[0], parts[1])

@@ -165,7 +165,8 @@ def diff_results(rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], *,
     out = ResultsDiff(versions=versions)
     sa, sb = _by_series(a_rows), _by_series(b_rows)
     if versions is not None:
-        va, vb = versions
+        va, vb = _as_stored(a_rows, versions[0]), _as_stored(b_rows, versions[1])
+        out.versions = (va, vb)
         for key in sorted(set(sa) | set(sb)):
             a, b = sa.get(key, {}).get(va), sb.get(key, {}).get(vb)
             if a is None and b is None:
@@ -193,6 +194,14 @@ def diff_results(rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], *,
     out.items_only_a = sorted(items_a - items_b)
     out.items_only_b = sorted(items_b - items_a)
     return out
+
+
+def _as_stored(rows: Sequence[ResultRow], version: str) -> str:
+    """``version`` as the rows spell it: as given where some row has it, else without a leading ``v``
+    (``v4`` names the stored ``4``; a store whose versions are ``v1`` and ``v2`` keeps them)."""
+    if version[:1] in ("v", "V") and not any(r.version == version for r in rows):
+        return version[1:]
+    return version
 
 
 def diff_stores(a: str, b: str | None = None, *, versions: tuple[str, str] | None = None,
