@@ -47,6 +47,7 @@ from robojudge.meta import (
     constant_replicates,
     interval_gate,
     lone_clusters_note,
+    share_above,
     summarize_replicates,
 )
 from robojudge.taxonomy import load_taxonomy
@@ -471,9 +472,7 @@ def _differences(diff: tuple[str, str], rows: _Rows, reps: dict[str, FloatArray]
         n = int(min(clusters[a], clusters[b]))
         keep, reason, used = interval_gate(np.array([both.sum()]), np.array([n]), boot.n_replicates,
                                            constant=flat, one_per_stratum=boot.one_per_stratum)
-        tie = np.isclose(ra, rb, rtol=1e-12, atol=1e-12) & both
-        above = (ra > rb) & both & ~tie
-        prob = float((above.sum() + 0.5 * tie.sum()) / both.sum()) if both.any() else math.nan
+        prob = float(share_above(ra, rb))  # (ties, equal up to rounding, count one half)
         kept = bool(keep[0]) and math.isfinite(value)
         if not (kept or (reason[0] in CONSTANT_WHYS and math.isfinite(value))):
             prob = math.nan

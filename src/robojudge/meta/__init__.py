@@ -89,6 +89,7 @@ from robojudge.meta._leaderboard import (
     competition_ranks,
     coverage_notes,
     generator_leaderboard,
+    share_above,
 )
 from robojudge.meta._means import GroupMean, group_means
 from robojudge.meta._multiview import (
@@ -265,6 +266,7 @@ __all__ = [
     "fit_ordinal_logit",
     "flip_share",
     "generator_leaderboard",
+    "share_above",
     "group_means",
     "group_bands",
     "group_seed",

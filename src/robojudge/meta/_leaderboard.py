@@ -468,6 +468,18 @@ def _above(a: FloatArray, b: FloatArray, tolerance: float = 0.0) -> npt.NDArray[
     return out
 
 
+def share_above(a: FloatArray, b: FloatArray, tolerance: float = 0.0) -> FloatArray:
+    """Over the last axis, the share of replicates where ``a`` is above ``b`` (:func:`_above`), ties
+    counting one half, among those where both are finite (NaN where none is): P(a > b) of a bootstrap,
+    as the leaderboard, the paired difference and ``aggregate --diff`` say it."""
+    valid = np.isfinite(a) & np.isfinite(b)
+    over, under = _above(a, b, tolerance) & valid, _above(b, a, tolerance) & valid
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ties = (valid & ~over & ~under).sum(axis=-1)
+        out: FloatArray = (over.sum(axis=-1) + 0.5 * ties) / valid.sum(axis=-1)
+    return out
+
+
 def _means(sums: FloatArray) -> FloatArray:
     """``(..., G, A, 2)`` sums and counts to ``(..., G, A + 1)`` means, the last being Overall."""
     axis_means = ratio(sums)

@@ -33,7 +33,7 @@ from robojudge.meta._bootstrap import (
     summarize_replicates,
 )
 from robojudge.meta._coverage import PairCoverage, clip_counts, pair_coverage
-from robojudge.meta._leaderboard import _above
+from robojudge.meta._leaderboard import share_above
 from robojudge.meta._report import OVERALL, Estimate
 
 
@@ -184,10 +184,7 @@ def paired_difference(scores: Mapping[str, npt.ArrayLike], generators: Sequence[
         reps = np.concatenate([reps, reps.mean(axis=1, keepdims=True)], axis=1).T  # (T, B)
         low, high, se = summarize_replicates(reps, level)
         valid = np.isfinite(reps)
-        over = _above(reps, np.zeros_like(reps), tolerance)
-        under = _above(np.zeros_like(reps), reps, tolerance)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            prob = (over.sum(axis=1) + 0.5 * (valid & ~over & ~under).sum(axis=1)) / valid.sum(axis=1)
+        prob = share_above(reps, np.zeros_like(reps), tolerance)
         flat = constant_replicates(reps)
         clips_behind = np.array([n_clips[t] for t in targets])
         keep, whys, useds = interval_gate(valid.sum(axis=1), clips_behind, bootstrap, constant=flat,
