@@ -89,6 +89,7 @@ class FakeServer:
         self.count = 0
         self.in_flight = 0
         self.max_in_flight = 0
+        self.connections = 0  # accepted connections whose handler has not finished
         self.bodies: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
@@ -191,6 +192,18 @@ class FakeServer:
             daemon_threads = True
             request_queue_size = 256
 
+            def process_request(self, request: Any, client_address: Any) -> None:
+                with server._lock:
+                    server.connections += 1
+                super().process_request(request, client_address)
+
+            def process_request_thread(self, request: Any, client_address: Any) -> None:
+                try:
+                    super().process_request_thread(request, client_address)
+                finally:
+                    with server._lock:
+                        server.connections -= 1
+
         self._httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -198,6 +211,22 @@ class FakeServer:
     def __enter__(self) -> FakeServer:
         self._thread.start()
         return self
+
+    def settle(self, quiet: float = 1.0, timeout: float = 30.0) -> int:
+        """Wait until no connection is open and the request count has not moved for ``quiet`` seconds;
+        return the count. A killed client's last requests can still be in the server's socket buffers and
+        be read (and counted) after the client is gone."""
+        end = time.monotonic() + timeout
+        last, since = self.count, time.monotonic()
+        while time.monotonic() < end:
+            time.sleep(0.05)
+            with self._lock:
+                count, busy = self.count, self.connections
+            if count != last or busy:
+                last, since = count, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                return count
+        raise AssertionError(f"the server did not settle in {timeout} s ({self.connections} open)")
 
     def __exit__(self, *exc: object) -> None:
         self._httpd.shutdown()

@@ -98,6 +98,23 @@ def wait_video(p):
                         " return v && v.readyState >= 2 && isFinite(v.duration); }", timeout=15_000)
 
 
+def seeked(p, first_only=False, tries=3):
+    """Wait until the player's videos finish seeking. Headless Chromium now and then leaves a seek
+    pending for good (about one CI run in ten, on a loaded machine): after 10 s the position is set
+    again, which starts the seek anew, as a rater would press the key once more."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    videos = f"{VIDEOS}.slice(0, 1)" if first_only else VIDEOS
+    for attempt in range(tries):
+        try:
+            p.wait_for_function(f"() => {videos}.every(v => !v.seeking)", timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == tries - 1:
+                raise
+            p.evaluate(f"{videos}.forEach(v => {{ if (v.seeking) v.currentTime = v.currentTime; }})")
+
+
 def wait_saved(p):
     p.wait_for_function("() => document.querySelector('form.rj-label-form').dataset.saved === '1'",
                         timeout=15_000)
@@ -112,7 +129,7 @@ def test_annotator_labels_with_keyboard_and_mouse(browser, project):
         # frame-accurate seek: three steps right, one left = frame 2, shown at its middle
         for key in ("ArrowRight", "ArrowRight", "ArrowRight", "ArrowLeft"):
             p.keyboard.press(key)
-        p.wait_for_function("() => !document.querySelector('.rj-player video').seeking")
+        seeked(p, first_only=True)
         assert p.locator(".rj-player").get_attribute("data-frame") == "2"
         t = p.evaluate("document.querySelector('.rj-player video').currentTime")
         assert abs(t - 2.5 / FPS) < 1e-3
@@ -264,14 +281,14 @@ def test_multiview_in_lockstep_and_pause_per_segment(browser, templates, tmp_pat
         times = p.evaluate(f"{VIDEOS}.map(v => v.currentTime)")
         assert abs(times[0] - times[1]) <= 1.0 / FPS, times  # a frame at most while playing
         p.keyboard.press("ArrowRight")
-        p.wait_for_function(f"() => {VIDEOS}.every(v => !v.seeking)")
+        seeked(p)
         times = p.evaluate(f"{VIDEOS}.map(v => v.currentTime)")
         assert times[0] == times[1]  # a seek puts both on the same frame
         # a physics clip stops by itself at the end of its first 3-second segment and asks for a verdict
         _open(p, base, 1)
         p.click(".rj-play")
         p.wait_for_selector('.rj-segment[data-index="0"].rj-prompt', timeout=15_000)
-        p.wait_for_function(f"() => {VIDEOS}.every(v => !v.seeking)")
+        seeked(p)
         t, paused = p.evaluate(f"{VIDEOS}.map(v => [v.currentTime, v.paused])[0]")
         # it rests on the segment's last frame (29 at 10 fps), shown at its middle
         assert paused and p.locator(".rj-player").get_attribute("data-frame") == str(3 * FPS - 1)
@@ -432,7 +449,7 @@ def test_keys_after_a_segment_prompt_go_on_playing_and_keep_the_verdict(browser,
         p.evaluate("document.activeElement.blur()")
         p.keyboard.press("Space")
         p.wait_for_selector('.rj-segment[data-index="0"].rj-prompt', timeout=15_000)
-        p.wait_for_function(f"() => {VIDEOS}.every(v => !v.seeking)")
+        seeked(p)
         last = str(3 * FPS - 1)
         assert p.get_attribute(".rj-player", "data-frame") == last
         # the focus is on the segment (announced by its name), not on one of its choices
@@ -519,7 +536,7 @@ def test_space_and_arrows_on_radios_and_buttons_do_what_they_do_natively(browser
         # Space on "next frame" steps one frame (the button's click), it does not play
         p.focus('button.rj-step[data-step="1"]')
         p.keyboard.press("Space")
-        p.wait_for_function(f"() => !{VIDEOS}[0].seeking")
+        seeked(p, first_only=True)
         p.wait_for_timeout(300)
         assert p.get_attribute(".rj-player", "data-frame") == "1" and _paused_at(p)[0]
         # Space with the focus on the page itself still plays
@@ -684,3 +701,32 @@ def test_controls_have_names_that_say_which_row_and_enough_contrast(browser, tem
         assert (lighter + 0.05) / (darker + 0.05) >= 4.5, (fg, bg)
         w.clean()
         context.close()
+
+
+def test_an_edit_made_while_a_save_is_on_its_way_is_not_reported_saved(browser, project):
+    # A save's reply marked the draft saved even when the rater had typed more while it was on its way:
+    # "draft saved" showed, and the newer text reached the server only at the next 3-second check.
+    held = []
+
+    def hold_first(route):
+        if route.request.method == "POST" and not held:
+            held.append(route)  # answered below, once more has been typed
+        else:
+            route.continue_()
+
+    with _alices_first_task(browser, project) as (_context, _base, p, aid):
+        p.route("**/api/task/*/draft", hold_first)
+        p.fill('textarea[name="evidence"]', "first part")
+        deadline = 50
+        while not held and deadline:
+            p.wait_for_timeout(100)
+            deadline -= 1
+        assert held, "the first save was never sent"
+        p.click('textarea[name="evidence"]')
+        p.keyboard.press("End")
+        p.keyboard.type(", second part")
+        assert p.get_attribute("form.rj-label-form", "data-saved") == "0"
+        with p.expect_response("**/api/task/*/draft"):
+            held[0].continue_()
+        wait_saved(p)
+        assert _stored(project, aid).evidence == "first part, second part"

@@ -177,8 +177,16 @@
           lastSent = body;
           // the later of two replies may come first: keep the newest version seen
           base.value = String(Math.max(parseInt(base.value, 10) || 0, data.version));
-          form.dataset.saved = "1";
-          show("draft saved " + new Date().toLocaleTimeString());
+          if (JSON.stringify(formState(form)) === body) {
+            form.dataset.saved = "1";
+            show("draft saved " + new Date().toLocaleTimeString());
+          } else if (!submitWhenSaved) {
+            // edited while this save was on its way: not saved yet, and the newer state goes now
+            // rather than at the next 3-second check
+            dirty = true;
+            form.dataset.saved = "0";
+            if (!inFlight) { clearTimeout(timer); timer = setTimeout(() => save(false), 0); }
+          }
         } else if (r.status === 409) {
           form.dataset.saved = "0";
           show("changed elsewhere: reload the page before going on", true);
