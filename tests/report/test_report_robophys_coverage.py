@@ -191,7 +191,8 @@ def test_many_generators_measured_in_part_are_a_table_not_a_sentence() -> None:
     sec = robophys_section(ReportInput(rows, items, higher_is_better))
     main, coverage = sec.tables
     assert "16 (generator, metric) pairs of 8 generators, listed in the table below" in main.note
-    assert len(main.note.split("Bold marks")[0]) < 400  # (the fixed sentences on intervals aside)
+    # (the fixed sentences on intervals aside)
+    assert len(main.note.split("The AFS and RoboPhyscore")[0]) < 400
     assert coverage.name == "robophys_coverage" and len(coverage.rows) == 16
     assert [c.formatted() for c in coverage.rows[0]] == ["g00", "cc_photometric", "2", "3"]
 
@@ -211,4 +212,5 @@ def test_the_scores_table_says_its_bold_is_no_test() -> None:
     # without clip_id the command it gives must run: no --cluster clip_id (the export's cells are empty)
     bare = [it.model_copy(update={"clip_id": None}) for it in items]
     (table,) = robophys_section(ReportInput(rows, bare, higher_is_better)).tables
-    assert "--bootstrap 1000 [--diff A,B]" in table.note and "--cluster" not in table.note
+    assert "--bootstrap 1000 --diff A,B" in table.note and "--cluster" not in table.note
+    assert "items (no clip_id: each item is its own cluster) resampled" in table.note

@@ -24,9 +24,10 @@ from robojudge.aggregate import (
     select_metrics,
     threshold_sensitivity,
 )
+from robojudge.meta import MIN_CLUSTERS, ClusterBootstrap
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
-from robojudge.report._leaderboard import Feature, clusters_of, label_scores, overall_scores
+from robojudge.report._leaderboard import Feature, clusters_of, label_scores, overall_scores, strata_of
 from robojudge.report._libraries import mixed_library_note
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._sizes import mixed_size_note
@@ -175,6 +176,71 @@ def _partly_measured(inp: ReportInput, norm: dict[str, FloatArray], gens: list[s
     return out
 
 
+@dataclass(frozen=True)
+class _Intervals:
+    """Per-generator percentile intervals of the AFS and the default RoboPhyscore (NaN: withheld)."""
+
+    afs: tuple[FloatArray, FloatArray]
+    rps: tuple[FloatArray, FloatArray]
+    withheld: dict[str, str]  # generator -> why its intervals are withheld
+
+
+def _score_intervals(inp: ReportInput, norm: dict[str, FloatArray], gens: list[str], levels: list[int],
+                     have: list[str]) -> _Intervals | str:
+    """Cluster-bootstrap intervals of the table's AFS and default RoboPhyscore per generator, or why there
+    are none. Clips (``clip_id``, else each item) are drawn within their source, as for the leaderboard;
+    each replicate averages every metric over the items drawn, then sums the levels as the point value
+    does. The normalization bounds stay those of the whole run. An interval is withheld where the
+    generator's items lie in fewer than :data:`robojudge.meta.MIN_CLUSTERS` clips, or fewer than half of
+    the replicates give it a value."""
+    if not inp.bootstrap:
+        return "the report was made without bootstrap replicates"
+    items = inp.items
+    try:
+        strata = strata_of(items)
+    except ValueError as e:
+        return str(e)
+    clusters = clusters_of(items)
+    boot = ClusterBootstrap(clusters, strata, inp.bootstrap, inp.seed)
+    groups = generator_groups(items)
+    of_gen = [np.flatnonzero(np.array([g == x for x in groups])) for g in gens]
+    names = sorted(norm)
+    values = np.stack([norm[m] for m in names], axis=1)
+    finite = np.isfinite(values)
+    filled = np.where(finite, values, 0.0)
+    afs = np.full((boot.n_replicates, len(gens)), math.nan)
+    rps = np.full((boot.n_replicates, len(gens)), math.nan)
+    for rows, counts in boot.count_chunks(250):
+        weight = counts[:, boot.item_cluster].astype(float)  # (replicates, items)
+        sums = np.stack([weight[:, idx] @ filled[idx] for idx in of_gen], axis=1)  # (b, generators, metrics)
+        seen = np.stack([weight[:, idx] @ finite[idx] for idx in of_gen], axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = np.where(seen > 0, sums / seen, math.nan)
+        cols = {m: means[:, :, k] for k, m in enumerate(names)}
+        full = average_full_score(cols, missing="drop")
+        afs[rows] = np.sum([full.levels[lv] for lv in levels], axis=0)
+        if have:
+            rps[rows] = robophyscore(cols, have, missing="drop")
+    withheld: dict[str, str] = {}
+    for g_i, g in enumerate(gens):
+        n_clips = len({clusters[i] for i in of_gen[g_i]})
+        if n_clips < MIN_CLUSTERS:
+            withheld[g] = f"{n_clips} clip{'s' if n_clips != 1 else ''}"
+    level = 0.95
+
+    def bounds(reps: FloatArray) -> tuple[FloatArray, FloatArray]:
+        low, high = np.full(len(gens), math.nan), np.full(len(gens), math.nan)
+        for g_i, g in enumerate(gens):
+            r = reps[:, g_i]
+            r = r[np.isfinite(r)]
+            if g in withheld or r.size < reps.shape[0] / 2 or r.size == 0 or np.ptp(r) == 0:
+                continue
+            low[g_i], high[g_i] = np.percentile(r, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
+        return low, high
+
+    return _Intervals(bounds(afs), bounds(rps), withheld)
+
+
 def _normalized(inp: ReportInput) -> tuple[dict[str, FloatArray], list[str], dict[str, str]]:
     """Per-item normalized taxonomy metrics (pool-percentile bounds taken over this run's items), the
     other metrics' ids, and the taxonomy metrics that cannot be normalized here, with the reason.
@@ -317,9 +383,14 @@ def robophys_section(inp: ReportInput) -> Section:
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
     table = Table("robophys", "RoboPhys-3D scores per generator", cols)
+    ci = _score_intervals(inp, norm, gens, levels, have)
+    nan = np.full(len(gens), math.nan)
+    (afs_lo, afs_hi), (rps_lo, rps_hi) = (ci.afs, ci.rps) if isinstance(ci, _Intervals) else ((nan, nan),) * 2
     for g_i, g in enumerate(gens):
-        table.add([text(g), Cell(float(afs[g_i])), *(Cell(float(full.levels[lv][g_i])) for lv in levels),
-                   *(Cell(float(full.subdims[d][g_i])) for d in dims), Cell(float(rps[g_i])),
+        table.add([text(g), Cell(float(afs[g_i]), float(afs_lo[g_i]), float(afs_hi[g_i])),
+                   *(Cell(float(full.levels[lv][g_i])) for lv in levels),
+                   *(Cell(float(full.subdims[d][g_i])) for d in dims),
+                   Cell(float(rps[g_i]), float(rps_lo[g_i]), float(rps_hi[g_i])),
                    Cell(float(rps_sel[g_i]))])
     # A column's best is marked only among the generators whose metrics under it were measured on all
     # their items (every metric it averages, for the AFS and the levels).
@@ -350,6 +421,7 @@ def robophys_section(inp: ReportInput) -> Section:
         table.note = ("Best per column in bold, among the generators measured on all their items by the "
                       f"metrics under it. Measured on some items only (the others {why}), so "
                       f"averaged over those and not compared: {shown}. ")
+    table.note += intervals_note(ci, inp.bootstrap, any(it.clip_id for it in inp.items))
     table.note += not_a_test_note(any(it.clip_id for it in inp.items))
     # (bold marks a mosaic's seams as much as a view when a ranked generator's clips look tiled)
     table.note += tiling_note(inp.all_item_rows, inp.group_of, gens)
@@ -365,17 +437,33 @@ def robophys_section(inp: ReportInput) -> Section:
     return sec
 
 
-#: Under the scores table: its values have no intervals, so the bold is no test (audit abcompare F5).
+def intervals_note(ci: _Intervals | str, replicates: int, clips: bool) -> str:
+    """What the AFS and RoboPhyscore intervals are, or why there are none."""
+    if isinstance(ci, str):
+        return f"No intervals: {ci}. "
+    unit = "clips (clip_id)" if clips else "items (no clip_id: each item is its own cluster)"
+    out = (f"The AFS and RoboPhyscore ({ci.afs[0].size} generators) carry {0.95:.0%} cluster-bootstrap "
+           f"percentile intervals ({replicates} replicates, {unit} resampled within their source; the "
+           "normalization bounds held at this run's); the other columns have none. ")
+    if ci.withheld:
+        shown = ", ".join(f"{g} ({why})" for g, why in sorted(ci.withheld.items()))
+        out += f"Withheld under {MIN_CLUSTERS} clips: {shown}. "
+    return out
+
+
+#: Under the scores table: the bold is no test, and overlapping intervals no comparison (audit abcompare
+#: F5).
 def not_a_test_note(clips: bool) -> str:
-    """What the bold of the scores table is, and the command that gives intervals: clustered by clip
-    where the items have a ``clip_id`` (else each item its own cluster: ``--cluster clip_id`` stopped on
-    the export's empty clip_id cells)."""
+    """What the bold of the scores table is, and the command that compares two generators: clustered by
+    clip where the items have a ``clip_id`` (else each item its own cluster: ``--cluster clip_id``
+    stopped on the export's empty clip_id cells)."""
     cluster = " --cluster clip_id" if clips else ""
     alone = "" if clips else " (the items have no clip_id: each is its own cluster)"
-    return ("Bold marks a column's highest value, not a significant difference: these values have no "
-            "intervals. For intervals per generator and the paired difference of two, run `robojudge "
+    return ("Bold marks a column's highest value, not a significant difference, and two intervals that "
+            "overlap do not show that two generators are alike. For the paired difference of two on "
+            "the same draws, and intervals of every level, run `robojudge "
             "aggregate scores --in results.csv --by generator --strategy percentile --missing drop "
-            f"--bootstrap 1000{cluster} [--diff A,B]` on the report's results.csv (or a `results "
+            f"--bootstrap 1000{cluster} --diff A,B` on the report's results.csv (or a `results "
             f"export --suite`){alone}, in the paper's conventions: level totals, not means, and an afs "
             "that needs all four levels.")
 
