@@ -362,3 +362,20 @@ def test_the_command_prints_the_summary_and_writes_the_picks(tmp_path: Path) -> 
     assert res.exit_code == 2 and "no scored rows of judge 'nobody'" in res.output
     res = runner.invoke(app, [*cmd, "--by", "judge:qwen", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["summary"]["evaluated"] == 3
+
+
+def test_a_metric_spelt_as_the_leaderboard_spells_it_is_read() -> None:
+    # `leaderboard generators --scores metric:ID` names a stored metric so; `select --by metric:ID` said it
+    # was not stored, in a message that listed it among the stored metrics.
+    items, rows = _suite()
+
+    def lower(metric: str) -> bool:
+        return metric != "jitter"
+
+    bare = selection_scores("jitter", rows, items, higher_is_better=lower)
+    spelt = selection_scores("metric:jitter", rows, items, higher_is_better=lower)
+    np.testing.assert_array_equal(spelt.scores, bare.scores)
+    assert spelt.sign == bare.sign == -1.0
+    picked = [[p.item_id for p in best_of_n(items, rows, by=by, higher_is_better=lower).picks]
+              for by in ("metric:jitter", "jitter")]
+    assert picked[0] == picked[1] and len(picked[0]) > 3

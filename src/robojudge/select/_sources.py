@@ -9,7 +9,8 @@ checked against.
   ordinal model fit on the stored metrics, :func:`robojudge.report.calibrated_scores`; it needs labels);
 * ``labels`` or ``labels:AXIS`` -- the labels themselves (the oracle: a check of the arithmetic);
 * anything else -- a stored metric, by its id or its series label (``flow_smoothness``), oriented by
-  the metric's direction so that the pick is always the best-looking rollout.
+  the metric's direction so that the pick is always the best-looking rollout; ``metric:ID`` as
+  ``leaderboard generators --scores`` spells it is read the same.
 """
 
 from __future__ import annotations
@@ -138,6 +139,8 @@ def selection_scores(
                 raise ValueError(f"--by {by!r}: judge {name!r} has no {missing[0].upper()} score on this "
                                  f"suite, so no Overall; pick by judge:{name}:{have}")
             return SelectionScores(by, f"judge {name} ({axis})", _on_axis(per_axis, axis), axis)
+    if head == "metric" and rest:  # `leaderboard generators --scores metric:ID` spells a metric so
+        by = rest
     return _metric(by, rows, items, higher_is_better, orient)
 
 
