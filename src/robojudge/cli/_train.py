@@ -32,6 +32,14 @@ def export_cmd(
     fps: float = typer.Option(4.0, "--fps", min=0.001, help="Judge frame rate (RoboJudge: 4)."),
     max_frames: int = typer.Option(32, "--max-frames", min=1, help="Judge frame cap (RoboJudge: 32)."),
     max_images: int = typer.Option(32, "--max-images", help="The judge's max_images."),
+    size: int | None = typer.Option(None, "--size", min=16, help="Resize frames: longer side in pixels (as "
+                                    "robojudge judge --size; judge the checkpoint with the same)."),
+    grid_view: str = typer.Option("main", "--grid-view", help="What an item whose video is a grid of views "
+                                  "is shown: main (its main view's cell) or whole (as robojudge judge "
+                                  "--grid-view)."),
+    include_disputed: bool = typer.Option(
+        False, "--include-disputed", help="Also export items whose labels a cross-review disputes "
+        "(meta.annotation.disputed; with --project, their primary labels); by default they are left out."),
     exclude_clips_of: Path | None = typer.Option(
         None, "--exclude-clips-of", help="A benchmark manifest: leave out the labelled items of its clips "
         "(same clip_id), so the trained judge is never tested on a clip it saw."),
@@ -44,10 +52,11 @@ def export_cmd(
     fractions = {"train": 1.0 - val - test, "val": val, "test": test}
     try:
         judge = make_judge({"name": "export", "backend": "hf", "max_images": max_images})
+        spec = FrameSpec(fps=fps, max_frames=max_frames, size=size, grid_view=grid_view)  # type: ignore[arg-type]
         summary = export_training_data(labels, [r.strip() for r in rubric.split(",") if r.strip()], out,
-                                       fmt=fmt, judge=judge, frames=FrameSpec(fps=fps, max_frames=max_frames),
-                                       fractions=fractions, seed=seed, project=project,
-                                       exclude_clips_of=exclude_clips_of)
+                                       fmt=fmt, judge=judge, frames=spec, fractions=fractions, seed=seed,
+                                       project=project, exclude_clips_of=exclude_clips_of,
+                                       include_disputed=include_disputed)
     except (ExportError, ManifestError, JudgeConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
     counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)

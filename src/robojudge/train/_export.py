@@ -89,8 +89,10 @@ class ExportSummary:
     notes: list[str] = field(default_factory=list)
     digest: str = ""
     disputed: list[str] = field(default_factory=list)
-    """With ``project``: the items left out because they await an adjudication (a cross-review 2 or more
-    points off their primary label; see :func:`robojudge.annotate.disputed_items`)."""
+    """The items left out because they await an adjudication (a cross-review 2 or more points off their
+    primary label; see :func:`robojudge.annotate.disputed_items`): with ``project``, those the database
+    names; from a manifest, those whose ``meta.annotation.disputed`` lists an axis. Empty with
+    ``include_disputed``."""
     excluded: list[str] = field(default_factory=list)
     """With ``exclude_clips_of``: the labelled items left out because the benchmark manifest holds their
     clip."""
@@ -165,7 +167,9 @@ def _card(summary: ExportSummary, rubrics: Sequence[Rubric], fmt: str, spec: Fra
         f"labelled (item, rubric) for the rubric(s) {names}. Each "
         "prompt is the judge's own first-turn request; the reply is the human score as the judge's JSON, "
         "with the labels' evidence notes as reasoning where present (RoboJudge Sec. 4.1).", "",
-        f"Frames: {spec.fps:g} fps, at most {spec.max_frames} frames, thinned to {max_images} images, PNG. "
+        f"Frames: {spec.fps:g} fps, at most {spec.max_frames} frames, thinned to {max_images} images"
+        + (f", longer side {spec.size} px" if spec.size is not None else "")
+        + (f", grid view {spec.grid_view}" if spec.grid_view != "main" else "") + ", PNG. "
         "Splits by clip (no `clip_id` in two splits; an item without one is its own clip), "
         f"stratified by source, seed {seed}, clip fractions "
         + ", ".join(f"{k} {v:g}" for k, v in fractions.items()) + ".", "",
@@ -198,17 +202,19 @@ LABELS_FILE = "labels.jsonl"
 """The manifest of an annotation project's final labels, written with the records (``project=``)."""
 
 
-def _annotation_labels(db: str | Path, project: str, out: Path) -> tuple[Path, list[str]]:
+def _annotation_labels(db: str | Path, project: str, out: Path,
+                       include_disputed: bool = False) -> tuple[Path, list[str]]:
     """The project's final labels as a manifest in ``out`` (what the records are then made from), and
-    the items left out of it because they await an adjudication."""
+    the items left out of it because they await an adjudication (with ``include_disputed``, none: their
+    primary labels are written, the disputed axes in ``meta.annotation.disputed``)."""
     from robojudge.annotate import DISAGREEMENT, AnnotateError, disputed_items, export_manifest
     from robojudge.store import mask_text
 
     path = out / LABELS_FILE
     shown = mask_text(str(db))  # (a database URL may hold a password)
     try:
-        n = export_manifest(db, project, path)
-        disputed = list(disputed_items(db, project))
+        n = export_manifest(db, project, path, disputed=include_disputed)
+        disputed = [] if include_disputed else list(disputed_items(db, project))
     except AnnotateError as exc:
         raise ExportError(f"{shown}: project {project!r}: {exc}") from None
     if n == 0 and disputed:
@@ -234,6 +240,7 @@ def export_training_data(
     seed: int = 0,
     project: str | None = None,
     exclude_clips_of: str | Path | None = None,
+    include_disputed: bool = False,
 ) -> ExportSummary:
     """Write training records for every labelled item of a suite.
 
@@ -259,6 +266,11 @@ def export_training_data(
             has seen no clip it is tested on (RoboJudge Sec. 4.1; RoboPhys-3D App. A.1). Clips match
             by ``clip_id`` alone, across sources; an item without one (in either manifest) matches
             nothing. Its files need not exist.
+        include_disputed: Train on the labels a cross-review disputes too. By default an item whose
+            ``meta.annotation.disputed`` lists an axis (``robojudge annotate export
+            --include-disputed`` writes it) is left out whole, as ``project`` leaves out the items
+            awaiting an adjudication; with this, those items are exported (with ``project``, with
+            their primary labels) and a note counts them.
 
     Raises:
         ExportError: Unknown format, a rubric without labels, an unreadable video or an item the
@@ -287,7 +299,8 @@ def export_training_data(
     stage = Path(tempfile.mkdtemp(prefix=".export-", dir=root))
     try:
         summary = _write_export(labels, rubs, root, stage, fmt=fmt, judge=judge, frames=frames,
-                                fractions=fractions, seed=seed, project=project, bench=bench)
+                                fractions=fractions, seed=seed, project=project, bench=bench,
+                                include_disputed=include_disputed)
         _move_into_place(stage, root, replace_labels=project is not None)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -367,14 +380,16 @@ def _write_export(
     seed: int,
     project: str | None,
     bench: tuple[Path, frozenset[str]] | None = None,
+    include_disputed: bool = False,
 ) -> ExportSummary:
     """The export of :func:`export_training_data`, written into ``stage`` (paths in it relative to
     ``stage``, as they will be to ``root``); its summary names ``root``. ``bench``: a benchmark
     manifest and its clip ids, whose items are left out (:func:`_benchmark_clips`)."""
     disputed: list[str] = []
     if project is not None:
-        labels, disputed = _annotation_labels(labels, project, stage)
+        labels, disputed = _annotation_labels(labels, project, stage, include_disputed)
     suite = load_suite(labels)
+    marked_disputed = [it.item_id for it in suite.items if disputed_axes(it)]
     named = root / LABELS_FILE if project is not None else suite.path  # where the manifest will be
     frames_dir = (root / "frames").resolve()
     for it in suite.items:  # a suite whose videos are frame folders under --out/frames
@@ -385,11 +400,23 @@ def _write_export(
     config = judge or make_judge({"name": "export", "backend": "hf"})
     spec = frames or FrameSpec()
     fracs = dict(DEFAULT_FRACTIONS if fractions is None else fractions)
-    scored = {r.id: [it for it in suite.items if label_score(it, r) is not None] for r in rubs}
-    labelled = [it for it in suite.items if any(it in scored[r.id] for r in rubs)]
+    notes = []
+    candidates = suite.items
+    if marked_disputed and not include_disputed:  # as the --project route: no final label yet
+        disputed = [*disputed, *marked_disputed]
+        candidates = [it for it in suite.items if not disputed_axes(it)]
+    elif marked_disputed:
+        first = ", ".join(marked_disputed[:3]) + (", ..." if len(marked_disputed) > 3 else "")
+        notes.append(f"{len(marked_disputed)} item(s) carry labels a cross-review disputes (meta.annotation."
+                     f"disputed; first: {first}): exported with their primary labels (--include-disputed)")
+    scored = {r.id: [it for it in candidates if label_score(it, r) is not None] for r in rubs}
+    labelled = [it for it in candidates if any(it in scored[r.id] for r in rubs)]
+    if not labelled and marked_disputed and not include_disputed:
+        raise ExportError(f"{named}: every labelled item is disputed ({len(marked_disputed)} item(s) whose "
+                          "meta.annotation.disputed lists an axis): adjudicate them, or pass "
+                          "--include-disputed to train on their primary labels")
     if not labelled:
         raise ExportError(f"{named}: no item has a {' or '.join(r.id for r in rubs)} label")
-    notes = []
     excluded: list[str] = []
     if bench is not None:
         where, bench_clips = bench
@@ -407,13 +434,16 @@ def _write_export(
             notes.append(f"no labelled item is of a clip of {where} ({len(bench_clips)} clip(s); "
                          "--exclude-clips-of): nothing left out")
     split_of = assign_splits(labelled, fracs, seed)
+    notes += _empty_split_notes(labelled, split_of, fracs)
     if disputed:
         from robojudge.annotate import DISAGREEMENT
 
         first = ", ".join(disputed[:3]) + (", ..." if len(disputed) > 3 else "")
+        how = (" (meta.annotation.disputed; --include-disputed exports their primary labels)"
+               if marked_disputed and not include_disputed else "")
         notes.append(f"{len(disputed)} item(s) left out, they await an adjudication (a cross-review "
-                     f"{DISAGREEMENT} points or more off the primary label on PA or IA; first: {first}): "
-                     "assign adjudications (robojudge annotate assign --kind adjudicate)")
+                     f"{DISAGREEMENT} points or more off the primary label on PA or IA; first: "
+                     f"{first}){how}: assign adjudications (robojudge annotate assign --kind adjudicate)")
     loose = [it.item_id for it in labelled if not it.clip_id]
     if loose:
         notes.append(f"{len(loose)} item(s) have no clip_id ({', '.join(loose[:3])}"
@@ -447,10 +477,13 @@ def _write_export(
             meta = {"id": f"{it.item_id}:{r.id}", "item_id": it.item_id, "clip_id": clip_key(it),
                     "source": source, "generator": generator, "rubric": r.id, "score": score, "split": split,
                     "fps": rate}
+            if axes := disputed_axes(it):  # (only with include_disputed: a primary label, not a final one)
+                meta["disputed"] = axes
             reply = target_reply(r, score, evidence)
             records[split].append(make_record(fmt, prompt, reply, frame_paths, meta))
             counts[split].update([("source", source), ("generator", generator),
                                   ("score", f"{r.id}={score}")])
+    notes += _one_class_notes(records["train"], rubs)
     files = []
     for s in SPLITS:
         if records[s]:
@@ -476,6 +509,47 @@ def _write_export(
     card = _card(summary, rubs, fmt, spec, config.max_images, named, seed, fracs)
     (stage / "README.md").write_text(card)
     return summary
+
+
+def disputed_axes(item: Item) -> list[str]:
+    """The axes a cross-review disputes on ``item``'s label, as ``robojudge annotate export
+    --include-disputed`` marks them (``meta.annotation.disputed``); empty for a final label."""
+    note = item.meta.get("annotation")
+    axes = note.get("disputed") if isinstance(note, dict) else None
+    return [str(a) for a in axes] if isinstance(axes, list) else []
+
+
+def _empty_split_notes(labelled: Sequence[Item], split_of: Mapping[str, str],
+                       fracs: Mapping[str, float]) -> list[str]:
+    """A note for each requested held-out split (a share above 0) that no clip reached: every source is
+    rounded to whole clips on its own, so many small sources can leave one empty."""
+    clips = {clip_key(it): it for it in labelled}
+    per_source = Counter(source_key(it) for it in clips.values())
+    got = Counter(split_of[it.item_id] for it in clips.values())
+    out = []
+    for name in ("val", "test"):
+        share = fracs.get(name, 0.0)
+        if share > 0 and not got[name]:
+            largest = max(per_source.values())
+            out.append(f"the {name} split is empty: --{name} {share:g} of {len(clips)} clip(s) in "
+                       f"{len(per_source)} source(s) rounds to no clip in any source (each source is cut on "
+                       f"its own; the largest has {largest} clip(s), {largest * share:.2g} of a clip); "
+                       f"raise --{name}, or give sources more clips")
+    return out
+
+
+def _one_class_notes(train: Sequence[Mapping[str, Any]], rubs: Sequence[Rubric]) -> list[str]:
+    """A note for each rubric whose training records all hold one score: SFT learns a constant from
+    them, and GRPO's exact-match reward gives every completion of a prompt the same advantage."""
+    out = []
+    for r in rubs:
+        scores = Counter(rec["score"] for rec in train if rec["rubric"] == r.id)
+        if len(scores) == 1:
+            (value, n), = scores.items()
+            out.append(f"{r.id}: every one of its {n} train record(s) has the score {value}: SFT learns a "
+                       "constant, and GRPO's exact-match reward has nothing to tell apart; label more "
+                       "varied items")
+    return out
 
 
 def _benchmark_clips(manifest: str | Path) -> tuple[Path, frozenset[str]]:
