@@ -298,3 +298,38 @@ def test_overrides_win_over_robojudge_s_settings(workdir: dict[str, Path], tmp_p
     assert list(sft.out.glob("checkpoint-1"))  # the intermediate save asked for
     export = json.loads((workdir["data"] / "export.json").read_text())
     assert info["data_digest"] == export["digest"] and info["data"] == str(workdir["data"].resolve())
+
+
+def test_the_record_names_the_export_read_at_the_start(
+    workdir: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-export into the data folder while the model trained was recorded as the data it was trained
+    on (``data_digest`` was read at the end), and the record left out the frame sampling of the export
+    (audit train F2, F3)."""
+    import trl
+
+    data = tmp_path / "data"
+    halves = {"train": 0.5, "val": 0.5}
+    first = export_training_data(workdir["manifest"], ["pa"], data, fractions=halves,
+                                 frames=FrameSpec(fps=2.0, max_frames=4),
+                                 judge=make_judge({"name": "x", "backend": "hf", "max_images": 2}))
+    trained_ids = {r["item_id"] for r in load_records(data)}
+    real_train = trl.SFTTrainer.train
+
+    def train_then_reexport(self: Any, *args: Any, **kwargs: Any) -> Any:
+        out = real_train(self, *args, **kwargs)  # a re-export finishing while a long training runs
+        export_training_data(workdir["manifest"], ["pa"], data, fractions=halves, seed=7,
+                             frames=FrameSpec(max_frames=4))
+        return out
+
+    monkeypatch.setattr(trl.SFTTrainer, "train", train_then_reexport)
+    sft = train_sft(str(workdir["model"]), data, tmp_path / "sft",
+                    SFTSettings(global_batch=2, per_device_batch=2, max_steps=1), device="cpu")
+    info = json.loads((sft.out / "robojudge-train.json").read_text())
+    now = json.loads((data / "export.json").read_text())["digest"]
+    assert info["data_digest"] == first.digest != now
+    assert set(info["train_items"]) == trained_ids
+    assert info["frames"] == {"fps": 2.0, "max_frames": 4, "size": None} and info["max_images"] == 2
+    assert len(sft.notes) == 1 and "changed while the model trained" in sft.notes[0]
+    assert info["notes"] == sft.notes
+    assert "max_images = 2\n" in sft.judge_toml("ck") and "--fps 2 --max-frames 4" in sft.judge_toml("ck")

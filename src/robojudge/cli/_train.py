@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from robojudge.cli._common import check_out_folder, console, err_console, fail, first_names
 
@@ -92,6 +93,10 @@ def _run(stage: str, run: Callable[[], TrainResult]) -> None:
                   f"{result.stage}). To judge with it, add to robojudge.toml:", highlight=False)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", result.out.name).strip("-.") or "trained"
     console.print(result.judge_toml(name), highlight=False, markup=False)
+    console.print("Judge it on the export's held-out items only: robojudge judge SUITE --judge "
+                  f"{name} --split-of DATA:val (or :test; docs/training.md).", highlight=False, markup=False)
+    for note in result.notes:
+        err_console.print(f"[yellow]warning:[/] {escape(note)}", markup=True, highlight=False)
 
 
 @app.command("sft")

@@ -94,11 +94,37 @@ class TrainResult:
     losses: list[float]
     log: list[dict[str, Any]] = field(default_factory=list)
     base_model: str = ""
+    frames: dict[str, Any] = field(default_factory=dict)
+    """The export's frame sampling (:meth:`robojudge.judges.FrameSpec.as_dict`): what the model saw."""
+    max_images: int | None = None
+    """The export's ``max_images``."""
+    notes: list[str] = field(default_factory=list)
+    """What the user should know (the export was replaced while the model trained on it)."""
 
     def judge_toml(self, name: str) -> str:
-        """A judges-file entry that evaluates this checkpoint as an ``hf`` judge, with its stage."""
-        return (f'[judges.{name}]\nbackend = "hf"\nmodel = {json.dumps(str(self.out.resolve()))}\n'
+        """A judges-file entry that evaluates this checkpoint as an ``hf`` judge, with its stage, the
+        ``max_images`` it was trained with, and in a comment the ``robojudge judge`` options that sample
+        frames as its training data did."""
+        text = (f'[judges.{name}]\nbackend = "hf"\nmodel = {json.dumps(str(self.out.resolve()))}\n'
                 f'stage = "{self.stage}"\nbase_model = {json.dumps(self.base_model)}\n')
+        if self.max_images is not None:
+            text += f"max_images = {self.max_images}\n"
+        if self.frames:
+            text += f"# trained on frames sampled as: robojudge judge ... {frame_options(self.frames)}\n"
+        return text
+
+
+def frame_options(frames: Mapping[str, Any]) -> str:
+    """The ``robojudge judge`` options that sample frames as ``frames`` (a :meth:`FrameSpec.as_dict`)."""
+    opts = [f"--fps {frames.get('fps', 4.0):g}", f"--max-frames {frames.get('max_frames', 32)}"]
+    size = frames.get("size")
+    if isinstance(size, int):
+        opts.append(f"--size {size}")
+    elif size is not None:  # (width, height): the Python API's FrameSpec only; the CLI takes the longer side
+        opts.append(f"and FrameSpec(size={tuple(size)})")
+    if frames.get("grid_view", "main") != "main":
+        opts.append(f"--grid-view {frames['grid_view']}")
+    return " ".join(opts)
 
 
 def _imports() -> tuple[Any, Any, Any, Any]:
@@ -111,6 +137,15 @@ def _imports() -> tuple[Any, Any, Any, Any]:
         raise TrainingError(f"training needs torch, transformers, trl and datasets ({exc}); "
                             "pip install 'robojudge[torch,train]'") from None
     return torch, transformers, trl, datasets
+
+
+def export_info(data: str | Path) -> dict[str, Any]:
+    """An export folder's ``export.json`` (empty when it cannot be read)."""
+    try:
+        info = json.loads((Path(data) / EXPORT_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
 
 
 def load_records(data: str | Path, split: str = "train") -> list[dict[str, Any]]:
@@ -207,6 +242,20 @@ def _check_settings(settings: Any) -> None:
                             "to train by epochs, or leave epochs at 1")
 
 
+def _check_overrides(overrides: Mapping[str, Any] | None) -> None:
+    """Refuse overrides robojudge would take and not act on.
+
+    Raises:
+        TrainingError: ``resume_from_checkpoint`` (TRL reads it in ``trainer.train()``, not from its
+            config: the training would start again from the model while its record named the resume).
+    """
+    if overrides and "resume_from_checkpoint" in overrides:
+        raise TrainingError(f"overrides: resume_from_checkpoint {overrides['resume_from_checkpoint']!r}: "
+                            "robojudge train does not resume a training (it would start again from --model "
+                            "and the record would name the checkpoint); train again from the start, or "
+                            "continue from a saved checkpoint as a new stage (--model CHECKPOINT)")
+
+
 def _check_device(device: str) -> None:
     if device not in DEVICES:
         raise TrainingError(f"--device {device!r}: use one of {', '.join(DEVICES)}")
@@ -264,8 +313,17 @@ def trained_from(model: str) -> dict[str, Any]:
     return info if isinstance(info, dict) else {}
 
 
+def trained_items_of(info: Mapping[str, Any]) -> list[str]:
+    """The item ids a training record (``robojudge-train.json``) says its checkpoint was trained on."""
+    items = info.get("train_items")
+    return [str(i) for i in items] if isinstance(items, list) else []
+
+
 def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, data: str | Path,
-            settings: Any, lora: bool, overrides: Mapping[str, Any] | None = None) -> TrainResult:
+            settings: Any, lora: bool, overrides: Mapping[str, Any] | None, export: Mapping[str, Any],
+            records: Sequence[Mapping[str, Any]]) -> TrainResult:
+    """Save the checkpoint and its ``robojudge-train.json``. ``export`` is the data's ``export.json`` as
+    read when its ``records`` were loaded, before training: what the model was trained on."""
     if int(trainer.state.global_step) == 0:
         raise TrainingError(f"{data}: training took no step (too few records for one batch?); nothing saved "
                             f"to {out}")
@@ -277,15 +335,28 @@ def _finish(trainer: Any, processor: Any, out: Path, stage: str, model: str, dat
     losses = _losses(log)
     local = Path(model)
     base = str(before.get("base_model") or (local.resolve() if local.is_dir() else model))
-    result = TrainResult(out, stage, int(trainer.state.global_step), losses, log, base)
-    try:  # which export it was trained on: a re-export into the same folder has another digest
-        digest = json.loads((Path(data) / EXPORT_FILE).read_text()).get("digest")
-    except (OSError, ValueError):
-        digest = None
+    # Which export it was trained on: the one read at the start (a re-export into the same folder has
+    # another digest, and one finished while this trained must not be recorded as the data trained on).
+    digest = export.get("digest")
+    notes = []
+    now = export_info(data).get("digest")
+    if now != digest:
+        notes.append(f"{Path(data) / EXPORT_FILE} changed while the model trained (digest {str(digest)[:12]} "
+                     f"at the start, {str(now)[:12]} now): robojudge-train.json records the start's; frames "
+                     "read during training may be the new export's, so export into a new folder and train "
+                     "again to be sure")
+    frames = export.get("frames") if isinstance(export.get("frames"), dict) else {}
+    max_images = export.get("max_images") if isinstance(export.get("max_images"), int) else None
+    result = TrainResult(out, stage, int(trainer.state.global_step), losses, log, base, dict(frames or {}),
+                         max_images, notes)
+    # Every item the checkpoint has been trained on, an earlier stage's included: judging them is not
+    # held-out evaluation (robojudge judge and leaderboard judges warn).
+    items = sorted({str(r["item_id"]) for r in records} | set(trained_items_of(before)))
     info = {"stage": stage, "base_model": base, "trained_from": model,
-            "data": str(Path(data).resolve()), "data_digest": digest, "settings": asdict(settings),
+            "data": str(Path(data).resolve()), "data_digest": digest, "frames": result.frames,
+            "max_images": max_images, "settings": asdict(settings),
             "overrides": dict(overrides or {}), "steps": result.steps, "losses": losses,
-            "finite": all(math.isfinite(v) for v in losses)}
+            "finite": all(math.isfinite(v) for v in losses), "train_items": items, "notes": notes}
     replace_text(out / TRAIN_FILE, json.dumps(info, indent=2, default=str) + "\n", root=out, named=True)
     return result
 
@@ -314,7 +385,9 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
     """
     s = settings or SFTSettings()
     _check_settings(s)
+    _check_overrides(overrides)
     _check_device(device)
+    export = export_info(data)  # read with the records: the export trained on, should it be replaced
     records = load_records(data)  # before the heavy imports: a wrong folder is told at once
     _require_rates(records, data)
     torch, transformers, trl, datasets = _imports()
@@ -342,7 +415,7 @@ def train_sft(model: str, data: str | Path, out: str | Path, settings: SFTSettin
     trainer = trl.SFTTrainer(model=net, args=args, train_dataset=dataset, processing_class=processor,
                              data_collator=JudgeSFTCollator(processor))
     trainer.train()
-    return _finish(trainer, processor, out_dir, "sft", model, data, s, s.lora, overrides)
+    return _finish(trainer, processor, out_dir, "sft", model, data, s, s.lora, overrides, export, records)
 
 
 def reward_functions(names: Sequence[str]) -> list[Callable[..., list[float]]]:
@@ -374,8 +447,10 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     """
     s = settings or GRPOSettings()
     _check_settings(s)
+    _check_overrides(overrides)
     _check_device(device)
     rewards = reward_functions(s.rewards) + list(extra_rewards)
+    export = export_info(data)  # read with the records: the export trained on, should it be replaced
     records = load_records(data)
     _require_rates(records, data)
     torch, transformers, trl, datasets = _imports()
@@ -406,4 +481,4 @@ def train_grpo(model: str, data: str | Path, out: str | Path, settings: GRPOSett
     trainer = video_grpo_trainer()(model=net, reward_funcs=rewards, args=args, train_dataset=dataset,
                                    processing_class=processor)
     trainer.train()
-    return _finish(trainer, processor, out_dir, "rl", model, data, s, s.lora, overrides)
+    return _finish(trainer, processor, out_dir, "rl", model, data, s, s.lora, overrides, export, records)
