@@ -389,6 +389,42 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         print_run_interrupted()
 
 
+def trained_judge_checks(suite: Path, cfg: JudgeConfig, spec: FrameSpec,
+                         split_of: str | None) -> set[str] | None:
+    """The items ``--split-of`` restricts a judge run to (None: all), and warnings on stderr, before
+    anything is sent, when ``cfg``'s model is a checkpoint ``robojudge train`` wrote (its
+    ``robojudge-train.json``) and the run would judge items it was trained on, or send it frames
+    sampled otherwise than its training data.
+
+    Raises:
+        typer.Exit: (2) ``--split-of`` names no export split, or the manifest cannot be read.
+    """
+    trained = bool(cfg.model) and Path(str(cfg.model)).is_dir()
+    if split_of is None and not trained:
+        return None  # (robojudge.train not imported: a hub or served model has no training record here)
+    from robojudge.train import ExportError, parse_split_of, serving_differences, split_items, trained_on
+
+    only: set[str] | None = None
+    try:
+        if split_of is not None:
+            only = set(split_items(*parse_split_of(split_of)))
+        if not trained:
+            return only
+        from robojudge.suite import load_suite
+
+        ids = [it.item_id for it in load_suite(suite, strict=False, files="optional").items]
+    except (ExportError, ManifestError, OSError) as exc:
+        raise fail(str(exc)) from None
+    judged = [i for i in ids if only is None or i in only]
+    seen = trained_on(cfg.name, cfg.model, judged)
+    if seen is not None:
+        err_console.print(f"[yellow]warning:[/] {escape(seen.message())}", markup=True, highlight=False)
+    for line in serving_differences(cfg.model, spec, cfg.max_images):
+        err_console.print(f"[yellow]warning:[/] judge {escape(cfg.name)!r}: {escape(line)}", markup=True,
+                          highlight=False)
+    return only
+
+
 def judge(
     suite: Path = typer.Argument(..., help="Suite manifest (.jsonl, .csv or .parquet)."),
     judge_name: str | None = typer.Option(None, "--judge", "-j", help="Judge name from the judges file."),
@@ -479,6 +515,10 @@ def judge(
         None, "--address",
         help="With --executor ray: auto, local, ray://HOST:PORT or HOST:PORT \\[default: auto].",
     ),
+    split_of: str | None = typer.Option(
+        None, "--split-of", help="EXPORT_DIR:SPLIT: judge only the items of one split of a `robojudge train "
+        "export` (e.g. runs/judge-data:test, a trained judge's held-out items; docs/training.md)."
+    ),
 ) -> None:
     """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC.
 
@@ -512,6 +552,8 @@ def judge(
         raise fail(cache_open_error(exc, "--cache-dir")) from None
     except (JudgeConfigError, RubricError, UnknownNameError, OSError) as exc:
         raise fail(str(exc)) from None
+    spec = FrameSpec(fps=fps, max_frames=max_frames, size=size, grid_view=grid_view.value)
+    only = trained_judge_checks(suite, cfg, spec, split_of)
     try:
         with cache, judging_progress(progress, progress_every) as on_event:
             run = judge_suite(
@@ -520,7 +562,7 @@ def judge(
                 rubrics,
                 db=db,
                 run_dir=run_dir,
-                frames=FrameSpec(fps=fps, max_frames=max_frames, size=size, grid_view=grid_view.value),
+                frames=spec,
                 scoring=scoring,
                 samples=samples,
                 cache=cache,
@@ -531,6 +573,7 @@ def judge(
                 confine=confine,
                 executor=None if executor == "local" and address is None else executor,
                 address=address,
+                only_items=only,
             )
     except RunInterrupted as exc:  # what was judged is stored: said below as for a whole run, then 130
         if not isinstance(exc.run, JudgeSuiteRun):

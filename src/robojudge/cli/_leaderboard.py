@@ -38,6 +38,7 @@ from robojudge.report import (
     UnknownScoreSource,
     generator_board,
     generator_pair,
+    judge_series,
     judges_report,
     leaderboard_scores,
     mixed_libraries,
@@ -68,6 +69,8 @@ from robojudge.suite import ManifestError
 
 if TYPE_CHECKING:
     from robojudge.run import JudgeRunSummary
+    from robojudge.store import ResultRow
+    from robojudge.suite import Item
 
 app = typer.Typer(help="Leaderboards of generators (Table 8) and of judges (Table 2).", no_args_is_help=True)
 
@@ -286,6 +289,42 @@ def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading:
         console.print(note, highlight=False)
 
 
+def _split_items(items: list[Item], split_of: str) -> list[Item]:
+    """The items of ``items`` in the export split ``split_of`` names (``--split-of EXPORT_DIR:SPLIT``)."""
+    from robojudge.train import ExportError, parse_split_of, split_items
+
+    try:
+        wanted = split_items(*parse_split_of(split_of))
+    except ExportError as exc:
+        raise fail(str(exc)) from None
+    chosen = [it for it in items if it.item_id in wanted]
+    if not chosen:
+        raise fail(f"--split-of {split_of}: none of the suite's {len(items)} items is among its "
+                   f"{len(wanted)} items (a split of another suite's export?)")
+    return chosen
+
+
+def _trained_on_notes(rows: list[ResultRow], items: list[Item], chosen: list[str]) -> list[str]:
+    """A warning for each judge compared whose model is a checkpoint ``robojudge train`` wrote and that
+    was trained on labelled items it is compared on (their agreement is no held-out measure)."""
+    labelled = {it.item_id for it in items if it.labels is not None}
+    out = []
+    for j in judge_series(rows):
+        if chosen and j.label not in chosen and j.name not in chosen:
+            continue
+        models = {str(m) for s in j.axes.values() if (m := (s.config or {}).get("model"))}
+        local = [m for m in sorted(models) if Path(m).is_dir()]
+        if not local:
+            continue
+        from robojudge.train import trained_on
+
+        judged = sorted(labelled & {i for a in j.axes for i in j.values(a)})
+        for m in local:
+            if (seen := trained_on(j.label, m, judged)) is not None:
+                out.append(seen.message())
+    return out
+
+
 @app.command("judges")
 def judges(
     suite: Path = typer.Argument(..., help="Suite manifest (with PA/IA labels) the results belong to, or a "
@@ -307,6 +346,9 @@ def judges(
                                 help="Add the random (expected) row: the chance level of Table 2's Random "
                                 "Baseline, worked out from the labels."),
     as_json: bool = typer.Option(False, "--json", help="Print the agreement report as JSON."),
+    split_of: str | None = typer.Option(
+        None, "--split-of", help="EXPORT_DIR:SPLIT: compare on the items of one split of a `robojudge train "
+        "export` only (e.g. runs/judge-data:test, a trained judge's held-out items; docs/training.md)."),
 ) -> None:
     """Judges against the suite's labels in the layout of RoboJudge Table 2, best per column marked,
     and the paired differences between judges (every pair, or past 6 judges each against the one with
@@ -320,6 +362,11 @@ def judges(
     if out is not None:
         check_out_folder(out)
     rows, items = load_results(suite, db)
+    if split_of is not None:
+        items = _split_items(items, split_of)
+    trained_notes = _trained_on_notes(rows, items, judge)
+    for line in trained_notes:
+        err_console.print(f"[yellow]warning:[/] {escape(line)}", markup=True, highlight=False)
     try:
         report, table_rows, cal, _ = judges_report(
             rows, items, direction, judges=judge or None, calibrated=calibrated, n_folds=folds,
@@ -331,6 +378,10 @@ def judges(
     if calibrated and cal is None:
         why = calibration_problem([it for it in items if it.labels is not None], n_folds=folds, seed=seed)
         note = f"{CALIBRATED} left out: {why or 'no stored metric values to calibrate on'}"
+    if split_of is not None:
+        note = " ".join(filter(None, [note, f"Items: the {len(items)} of {split_of} (--split-of)."]))
+    if trained_notes:  # kept with the table written (judges.md): the warning is the table's caveat
+        note = " ".join(filter(None, [note, *(f"Warning: {t}." for t in trained_notes)]))
     chance = chance_row(items) if random else None
     if chance is not None:  # (RoboJudge Table 2 lists its Random Baseline first)
         table_rows = [chance, *table_rows]

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import functools
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -443,10 +443,14 @@ def judge_suite(
     db: str | None = None,
     run_dir: str | Path | None = None,
     confine: str | Path | None = None,
+    only_items: Collection[str] | None = None,
     **kwargs: Any,
 ) -> JudgeSuiteRun:
     """Judge the items of ``manifest`` into the store at ``db`` (default: the store of the run
     folder the manifest lies in, else ``runs/<manifest name>/results.sqlite``).
+
+    ``only_items``: judge only the items with these ids (a training export's held-out split,
+    :func:`robojudge.train.split_items`); a ``ValueError`` when the manifest holds none of them.
 
     Keyword arguments go to :func:`judge_items`. Manifest rows that do not validate are skipped and
     returned in ``manifest_problems``. Rerunning with the same arguments resumes. ``rubrics`` may name
@@ -459,11 +463,18 @@ def judge_suite(
     # so no frame of them is ever sent to the judge.
     suite = load_suite(manifest, strict=False, confine=confine)
     raise_if_no_items([suite])
+    chosen = suite.items
+    if only_items is not None:
+        wanted = set(only_items)
+        chosen = [it for it in suite.items if it.item_id in wanted]
+        if not chosen:
+            raise ValueError(f"{manifest}: none of its {len(suite.items)} items is among the {len(wanted)} "
+                             "items asked for (a split of another suite's export?)")
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
         claim_store(store, manifest, suite.items)
         try:
-            summary = judge_items(suite.items, judge, rubrics, store, **kwargs)
+            summary = judge_items(chosen, judge, rubrics, store, **kwargs)
         except RunInterrupted as stop:  # the caller learns the store and the rows left out too
             if isinstance(stop.summary, JudgeRunSummary):
                 stop.run = JudgeSuiteRun(stop.summary, store.url, list(suite.problems))

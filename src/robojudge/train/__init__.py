@@ -5,6 +5,8 @@
 * :func:`exact_match_reward`, :func:`format_reward` -- GRPO rewards in TRL's ``reward_funcs`` form.
 * :func:`train_sft`, :func:`train_grpo` -- the two training stages on TRL (``robojudge train
   sft|grpo``); torch, transformers, trl, peft and datasets are imported only there.
+* :func:`split_items`, :func:`trained_on`, :func:`serving_differences` -- judging a trained judge on
+  its export's held-out items, with the frames it was trained on (``--split-of``).
 * :func:`prompt_variants` -- ten generation prompts per clip (``robojudge suite prompts``, App. D).
 
 RoboJudge Sec. 4 and App. G describe the recipe; docs/training.md shows it end to end.
@@ -17,6 +19,14 @@ from robojudge.train._export import (
     make_record,
     read_frames,
     write_frames,
+)
+from robojudge.train._heldout import (
+    TrainedOn,
+    parse_split_of,
+    serving_differences,
+    split_items,
+    trained_items,
+    trained_on,
 )
 from robojudge.train._prompts import (
     PREFIXES,
@@ -55,6 +65,7 @@ __all__ = [
     "GRPOSettings",
     "SFTSettings",
     "TrainResult",
+    "TrainedOn",
     "TrainingError",
     "assign_splits",
     "clip_key",
@@ -66,12 +77,17 @@ __all__ = [
     "label_score",
     "load_records",
     "make_record",
+    "parse_split_of",
     "prompt_variants",
     "read_frames",
     "reward_functions",
+    "serving_differences",
+    "split_items",
     "target_reply",
     "train_grpo",
     "train_sft",
     "trained_from",
+    "trained_items",
+    "trained_on",
     "write_frames",
 ]
