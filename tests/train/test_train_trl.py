@@ -122,6 +122,8 @@ def test_sft_then_grpo_then_judge(workdir: dict[str, Path], tmp_path: Path) -> N
     info = json.loads((grpo.out / "robojudge-train.json").read_text())
     assert info["stage"] == "sft+rl" and info["base_model"] == str(workdir["model"].resolve())
     assert json.loads((sft.out / "robojudge-train.json").read_text())["stage"] == "sft"
+    # the items trained on: the export's train split, which both stages read here
+    assert info["train_items"] == sorted({r["item_id"] for r in load_records(workdir["data"])})
 
     # the entry the training command prints, as a user would paste it into robojudge.toml
     toml = tmp_path / "robojudge.toml"

@@ -399,16 +399,23 @@ def trained_judge_checks(suite: Path, cfg: JudgeConfig, spec: FrameSpec,
     Raises:
         typer.Exit: (2) ``--split-of`` names no export split, or the manifest cannot be read.
     """
-    trained = bool(cfg.model) and Path(str(cfg.model)).is_dir()
-    if split_of is None and not trained:
-        return None  # (robojudge.train not imported: a hub or served model has no training record here)
-    from robojudge.train import ExportError, parse_split_of, serving_differences, split_items, trained_on
+    local = bool(cfg.model) and Path(str(cfg.model)).is_dir()
+    if split_of is None and not local:
+        return None  # (robojudge.train not imported: a hub id has no training record)
+    from robojudge.train import (
+        ExportError,
+        parse_split_of,
+        serving_differences,
+        split_items,
+        trained_from,
+        trained_on,
+    )
 
     only: set[str] | None = None
     try:
         if split_of is not None:
             only = set(split_items(*parse_split_of(split_of)))
-        if not trained:
+        if not local or not trained_from(str(cfg.model)):
             return only
         from robojudge.suite import load_suite
 

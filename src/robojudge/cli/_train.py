@@ -75,7 +75,7 @@ def export_cmd(
                       "`robojudge train sft|grpo` need train.jsonl", markup=True, highlight=False)
 
 
-def _run(stage: str, run: Callable[[], TrainResult]) -> None:
+def _run(stage: str, data: Path, run: Callable[[], TrainResult]) -> None:
     from robojudge.train import TrainingError
 
     try:
@@ -94,7 +94,8 @@ def _run(stage: str, run: Callable[[], TrainResult]) -> None:
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", result.out.name).strip("-.") or "trained"
     console.print(result.judge_toml(name), highlight=False, markup=False)
     console.print("Judge it on the export's held-out items only: robojudge judge SUITE --judge "
-                  f"{name} --split-of DATA:val (or :test; docs/training.md).", highlight=False, markup=False)
+                  f"{name} --split-of {data}:val (or :test; docs/training.md).", highlight=False,
+                  markup=False)
     for note in result.notes:
         err_console.print(f"[yellow]warning:[/] {escape(note)}", markup=True, highlight=False)
 
@@ -121,7 +122,7 @@ def sft_cmd(
     settings = SFTSettings(epochs=epochs, global_batch=global_batch, per_device_batch=per_device_batch,
                            learning_rate=lr, max_steps=max_steps, lora=lora, seed=seed)
     check_out_folder(out)
-    _run("sft", lambda: train_sft(model, data, out, settings, device=device))
+    _run("sft", data, lambda: train_sft(model, data, out, settings, device=device))
 
 
 @app.command("grpo")
@@ -153,4 +154,4 @@ def grpo_cmd(
                             rewards=tuple(r.strip() for r in reward.split(",") if r.strip()), lora=lora,
                             seed=seed)
     check_out_folder(out)
-    _run("grpo", lambda: train_grpo(model, data, out, settings, device=device))
+    _run("grpo", data, lambda: train_grpo(model, data, out, settings, device=device))
