@@ -119,3 +119,15 @@ def test_the_python_api_and_its_errors(trained: dict[str, Any], tmp_path: Path) 
         split_items(trained["data"], "test")
     with pytest.raises(ExportError, match="no export.json"):
         split_items(tmp_path, "val")
+
+
+def test_a_record_without_train_items_is_read_through_its_export(trained: dict[str, Any]) -> None:
+    """Checkpoints trained before train_items was recorded name their export and its digest: the items
+    are that export's train split while the export there is still the one trained on."""
+    record = trained["ck"] / "robojudge-train.json"
+    digest = json.loads((trained["data"] / "export.json").read_text())["digest"]
+    record.write_text(json.dumps({"stage": "sft", "data": str(trained["data"]), "data_digest": digest}))
+    seen = trained_on("ck", str(trained["ck"]), sorted(trained["train"] | trained["val"]))
+    assert seen is not None and set(seen.items) == trained["train"]
+    record.write_text(json.dumps({"stage": "sft", "data": str(trained["data"]), "data_digest": "0" * 64}))
+    assert trained_on("ck", str(trained["ck"]), sorted(trained["train"])) is None  # another export now
