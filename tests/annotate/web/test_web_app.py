@@ -370,6 +370,35 @@ def test_writes_without_the_csrf_token_are_refused_and_store_nothing(app):
     assert 'name="base_version" value="0"' in html and "checked" not in html
 
 
+def test_an_open_page_gets_the_new_sessions_token_after_logging_in_again(app, project):
+    # An open task page kept the token of a session that had ended: after logging in again (in another
+    # tab) every save was refused as stale until a reload, and the reload dropped what was typed.
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    old = page_csrf(c.get(f"/task/{aid}").text)
+    assert c.post("/logout", data={"csrf_token": old}).status_code == 303
+    r = c.get("/api/csrf")
+    assert r.status_code == 401 and r.json() == {"detail": "log in first"}
+    assert login(c, "alice").status_code == 303
+    draft = {"base_version": 0, "values": {"pa": "2"}}
+    r = c.post(f"/api/task/{aid}/draft", json=draft, headers={"X-CSRF-Token": old})
+    assert r.status_code == 403 and r.json()["field"] == "csrf_token"  # the page knows to fetch a token
+    r = checked(c.get("/api/csrf"))
+    assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
+    assert "access-control-allow-origin" not in r.headers
+    assert r.headers["cross-origin-resource-policy"] == "same-origin"
+    fresh = r.json()["csrf"]
+    assert fresh != old and fresh == page_csrf(c.get("/").text)
+    r = c.post(f"/api/task/{aid}/draft", json=draft, headers={"X-CSRF-Token": fresh})
+    assert r.json()["version"] == 1
+    # a request the browser says another site made gets no token, and is logged
+    r = c.get("/api/csrf", headers={"Sec-Fetch-Site": "cross-site"})
+    assert r.status_code == 403 and "csrf" not in r.json()
+    with AnnotationService(project.db) as svc:
+        events = [(e.actor, e.action, e.detail) for e in svc.audit_events(svc.authenticate("root", PASSWORD))]
+    assert ("alice", "csrf_rejected", {"path": "/api/csrf"}) in events
+
+
 def test_draft_autosave_survives_a_closed_tab(app):
     c = logged_in(app, "alice")
     aid = tasks(c)[0]

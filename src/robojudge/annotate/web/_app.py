@@ -144,7 +144,10 @@ def build_app(ctx: WebContext) -> FastAPI:
 
     @app.exception_handler(CsrfRejected)
     def _csrf(request: Request, exc: CsrfRejected) -> Response:
-        return error_response(request, 403, "the form's security token is missing or stale: reload the page")
+        # "field" marks the refusal as a stale token (the page then fetches /api/csrf and tries again),
+        # unlike a 403 for a task that is not the annotator's
+        return error_response(request, 403, "the form's security token is missing or stale: reload the page",
+                              field_name="csrf_token")
 
     @app.exception_handler(AnnotateError)
     def _refused(request: Request, exc: AnnotateError) -> Response:

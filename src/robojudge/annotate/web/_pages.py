@@ -220,6 +220,19 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
         saved = await run_in_threadpool(svc.save_draft, user, assignment_id, values, base)
         return JSONResponse({"version": saved.version, "status": saved.status})
 
+    @app.get("/api/csrf")
+    def csrf_token(request: Request) -> Response:
+        """The session's CSRF token, for an open page whose token went stale: the session ended (expiry,
+        a restart with a new secret, a logout in another tab) and the annotator logged in again. Only the
+        page's own script can read it: no CORS header lets another origin see the reply (and
+        ``Cross-Origin-Resource-Policy`` keeps it out of other origins' pages), and a request the browser
+        marks as sent from another site is refused outright."""
+        user, session = ctx.session(request)
+        if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+            svc.record_event(user.id, "csrf_rejected", {"path": request.url.path}, remote=client(request))
+            raise CsrfRejected
+        return JSONResponse({"csrf": session.csrf}, headers={"Cache-Control": "no-store"})
+
     @app.get("/rounds/{round_name}", response_class=HTMLResponse)
     def round_feedback(round_name: str, request: Request) -> Response:
         user, session = ctx.session(request)
