@@ -20,16 +20,21 @@
     const playButton = root.querySelector(".rj-play");
     let stopAt = null; // end of the segment being played while pause-and-prompt is on
     let stopSegment = null;
+    let watching = false; // an animation-frame check of stopAt is scheduled
 
     const frameOf = (t) => Math.floor(t * fps + 1e-6);
     const frameCount = () => (isFinite(lead.duration) ? Math.max(1, Math.round(lead.duration * fps)) : 1);
     // Seek to the middle of the frame: a time on a frame boundary may show either neighbour.
+    // A view already there is left alone: setting the same time starts another seek.
     const seekFrame = (f) => {
       const n = frameCount();
       f = Math.max(0, Math.min(n - 1, f));
       const t = (f + 0.5) / fps;
-      videos.forEach((v) => { v.currentTime = t; });
+      videos.forEach((v) => { if (v.currentTime !== t) v.currentTime = t; });
       root.dataset.frame = String(f);
+      // moved while playing (the slider): the next stop is the end of the segment landed in, not of
+      // the one left (which would pull the player back there and prompt it)
+      if (!lead.paused) arm(t);
       update();
     };
     const update = () => {
@@ -51,19 +56,28 @@
         seekFrame(Math.ceil(Math.min(lead.duration, (index + 1) * segment) * fps - 1e-6) - 1);
         promptSegment(index);
       } else if (!lead.paused) {
-        requestAnimationFrame(checkStop);
+        watch();
       }
+    };
+    const watch = () => {
+      if (watching) return;
+      watching = true;
+      requestAnimationFrame(() => { watching = false; checkStop(); });
+    };
+    // The stop point for playing on from time t: the end of t's segment. Resting on a segment's last
+    // frame (after a prompt) counts as the next segment's start.
+    const arm = (t) => {
+      if (segment <= 0) return;
+      stopSegment = Math.floor((t + 0.5 / fps) / segment + 1e-6);
+      stopAt = Math.min(lead.duration || Infinity, (stopSegment + 1) * segment);
+      if (stopAt >= lead.duration) stopAt = null; // the last segment ends with the video
+      else watch();
     };
     const play = () => {
       const note = document.querySelector(".rj-prompt-note");
       if (note) note.textContent = "";
-      if (segment > 0) {
-        // Resting on a segment's last frame (after a prompt) counts as the next segment's start.
-        stopSegment = Math.floor((lead.currentTime + 0.5 / fps) / segment + 1e-6);
-        stopAt = Math.min(lead.duration || Infinity, (stopSegment + 1) * segment);
-        if (stopAt >= lead.duration) stopAt = null; // the last segment ends with the video
-      }
-      Promise.all(videos.map((v) => v.play().catch(() => {}))).then(() => requestAnimationFrame(checkStop));
+      arm(lead.currentTime);
+      Promise.all(videos.map((v) => v.play().catch(() => {}))).then(watch);
     };
     const pause = () => { videos.forEach((v) => v.pause()); };
     const toggle = () => (lead.paused ? play() : pause());
@@ -78,7 +92,13 @@
     lead.addEventListener("ended", () => {
       if (segment > 0) promptSegment(Math.floor((lead.duration - 0.5 / fps) / segment));
     });
-    lead.addEventListener("pause", () => { videos.forEach((v) => v.pause()); update(); });
+    // Paused, every view shows the lead's frame: the drift allowed while playing (up to half a frame)
+    // could leave the views one frame apart. Not at the end, which a seek would undo.
+    lead.addEventListener("pause", () => {
+      videos.forEach((v) => v.pause());
+      if (videos.length > 1 && !lead.ended) seekFrame(frameOf(lead.currentTime));
+      else update();
+    });
     lead.addEventListener("loadedmetadata", update);
     if (slider) slider.addEventListener("input", () => seekFrame(parseInt(slider.value, 10)));
     if (playButton) playButton.addEventListener("click", toggle);
