@@ -1,26 +1,54 @@
-"""Timing in a real browser (Debian's Chromium, as in test_web_browser.py): the player's stop points and
-views around seeks and pauses.
+"""Saves that go wrong, in a real browser (Debian's Chromium, as in test_web_browser.py): the work kept in
+the browser when a save is refused or the session ends, a new token after logging in again, a submit that
+waits for a failing save, and the player's stop points and views around seeks and pauses.
 
-From the timing audit of 2026-12-07: the slider moved while playing was pulled back to the segment left;
+From the timing audit of 2026-12-07: a closing save refused because of the page's own save still on its
+way, and an open page whose session had ended, lost what was typed last; the slider moved while playing
+was pulled back to the segment left; a submit pressed while the network failed went out later by itself;
 paused views of a multi-view item could show neighbouring frames.
 """
 
 from __future__ import annotations
 
+import time
 from contextlib import contextmanager
 
 import pytest
 import test_web_browser as browser_tests
-from _web_data import FPS, SECRET, copy_project, running
-from test_web_browser import VIDEOS, Watched, _open, log_in, seeked
+from _web_data import FPS, PASSWORD, SECRET, copy_project, running
+from test_web_browser import VIDEOS, Watched, _open, _stored, log_in, seeked, wait_saved, wait_video
 
+from robojudge.annotate import AnnotationService, LabelValues
 from robojudge.annotate.web import create_app
+from robojudge.suite._schema import CHECKLIST_ITEMS
 
 pytestmark = pytest.mark.slow
 
 # test_web_browser.py's fixtures: its Chromium, project templates and cheap password hashes
 browser, templates, project, _cheap = (browser_tests.browser, browser_tests.templates, browser_tests.project,
                                        browser_tests._cheap)
+
+KEPT = "Object.keys(localStorage).filter(k => k.startsWith('robojudge.unsaved.'))"
+BANNER = ".rj-unsaved[role=alert]"
+
+
+class Gate:
+    """Answers draft saves with 502 while shut, as a proxy does when the app behind it is unreachable, and
+    counts them; everything else reaches the app."""
+
+    def __init__(self, app):
+        self.app = app
+        self.shut = False
+        self.refused = 0
+
+    async def __call__(self, scope, receive, send):
+        if self.shut and scope["type"] == "http" and scope["path"].endswith("/draft"):
+            self.refused += 1
+            headers = [(b"content-type", b"text/plain")]
+            await send({"type": "http.response.start", "status": 502, "headers": headers})
+            await send({"type": "http.response.body", "body": b"bad gateway"})
+            return
+        await self.app(scope, receive, send)
 
 
 @contextmanager
@@ -34,6 +62,229 @@ def _served(browser, app, viewport=(1280, 900)):
             yield context, base, w
         finally:
             context.close()
+
+
+def _open_first(p):
+    """Open the first task of the queue once its script has run (a change made before goes unsaved);
+    returns its assignment id."""
+    p.click("a.rj-open >> nth=0")
+    p.wait_for_url("**/task/*")
+    wait_video(p)
+    return p.url.rsplit("/", 1)[1]
+
+
+def _wait_until(condition, timeout_s=15.0, what="the condition"):
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout_s} s"
+        time.sleep(0.1)
+
+
+def _close_while_refused(context, base, gate, aid, text):
+    """Open the task, type ``text`` while every save is refused, close the tab (its closing save refused
+    too), then let saves through again."""
+    p = context.new_page()
+    p.goto(f"{base}/task/{aid}")
+    gate.shut = True
+    p.fill('textarea[name="evidence"]', text)
+    p.get_by_role("alert").filter(has_text="draft not saved: 502").wait_for(timeout=15_000)
+    before = gate.refused
+    p.close(run_before_unload=True)
+    _wait_until(lambda: gate.refused > before, what="the closing save")
+    gate.shut = False
+
+
+def test_work_a_refused_save_lost_is_offered_back_when_the_task_opens_again(browser, project):
+    gate = Gate(create_app(project.db, project.suite, SECRET))
+    with _served(browser, gate) as (context, base, w):
+        p = w.page
+        aid = _open_first(p)
+        p.check('input[name="pa"][value="4"]')
+        wait_saved(p)
+        p.close()
+        text = "the arm passes through the cup at 2 s"
+        _close_while_refused(context, base, gate, aid, text)
+        assert _stored(project, aid).evidence is None  # the server never got it
+        # opened again: offered, not put back unasked
+        p = context.new_page()
+        p.goto(f"{base}/task/{aid}")
+        banner = p.locator(BANNER)
+        banner.wait_for(timeout=15_000)
+        assert "Changes made in this browser at " in banner.inner_text()
+        assert "were not saved" in banner.inner_text()
+        assert p.input_value('textarea[name="evidence"]') == ""
+        assert p.get_attribute("form.rj-label-form", "data-saved") is None
+        # Restore, by keyboard: the values come back and are saved on the current version
+        banner.get_by_role("button", name="Restore").focus()
+        p.keyboard.press("Enter")
+        assert p.input_value('textarea[name="evidence"]') == text
+        assert p.is_checked('input[name="pa"][value="4"]')
+        wait_saved(p)
+        assert banner.count() == 0 and p.evaluate(KEPT) == []
+        stored = _stored(project, aid)
+        assert (stored.pa, stored.evidence) == (4, text)
+        p.reload()
+        wait_video(p)
+        assert p.locator(BANNER).count() == 0
+        p.close()
+        # Discard forgets the kept copy; the server's draft stays as it was
+        _close_while_refused(context, base, gate, aid, "a second thought")
+        p = context.new_page()
+        p.goto(f"{base}/task/{aid}")
+        p.locator(BANNER).get_by_role("button", name="Discard").click()
+        assert p.locator(BANNER).count() == 0 and p.evaluate(KEPT) == []
+        assert p.input_value('textarea[name="evidence"]') == text
+        p.reload()
+        wait_video(p)
+        assert p.locator(BANNER).count() == 0
+    assert _stored(project, aid).evidence == text
+
+
+def test_the_page_works_where_local_storage_refuses(browser, project):
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        context.add_init_script("for (const name of ['getItem', 'setItem', 'removeItem'])"
+                                " Storage.prototype[name] = () => { throw new Error('storage is off'); };")
+        p = w.page
+        aid = _open_first(p)
+        p.check('input[name="pa"][value="2"]')
+        p.fill('textarea[name="evidence"]', "kept on the server only")
+        wait_saved(p)
+        w.clean()
+    assert _stored(project, aid).evidence == "kept on the server only"
+
+
+def test_a_save_refused_because_of_the_pages_own_save_is_not_called_a_change_elsewhere(browser, project):
+    # The closing save of a tab switch builds on the version the save on its way will make; it arrived
+    # first and was refused, and the page said "changed elsewhere: reload", though nothing had.
+    held = []
+
+    def hold_first(route):
+        if route.request.method == "POST" and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        p = w.page
+        aid = _open_first(p)
+        p.route("**/api/task/*/draft", hold_first)
+        p.fill('textarea[name="evidence"]', "FIRST words")
+        _wait_until(lambda: held or p.wait_for_timeout(100), what="the first save")
+        p.fill('textarea[name="evidence"]', "FIRST words and more")
+        with p.expect_response(lambda r: r.url.endswith("/draft") and r.status == 409):
+            p.evaluate("""() => {
+                Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});
+                document.dispatchEvent(new Event('visibilitychange')); }""")
+        alert = p.locator(".rj-save-error")
+        _wait_until(lambda: alert.inner_text() != "" or p.wait_for_timeout(100), what="the refusal shown")
+        assert "changed elsewhere" not in alert.inner_text()
+        assert "kept in this browser" in alert.inner_text()
+        assert p.evaluate(KEPT) != []
+        held[0].continue_()  # the slow save lands: the page goes on from its version
+        wait_saved(p)
+        assert alert.inner_text() == "" and p.evaluate(KEPT) == []
+    assert _stored(project, aid).evidence == "FIRST words and more"
+
+
+def _expired(p):
+    """Wait until the page's session has ended (``/api/csrf`` answers 401)."""
+    status = "fetch('/api/csrf').then(r => r.status)"
+    _wait_until(lambda: p.evaluate(status) == 401 or p.wait_for_timeout(250), what="the session's end")
+
+
+def test_after_the_session_ends_and_a_new_login_the_open_page_saves_again(browser, project):
+    # The page kept the token of the session that had ended: once logged in again (in another tab),
+    # every save was refused as stale until a reload, and the reload dropped what was typed since.
+    app = create_app(project.db, project.suite, SECRET, session_max_age_s=5)
+    with _served(browser, app) as (context, base, w):
+        p = w.page
+        aid = _open_first(p)
+        p.check('input[name="pa"][value="4"]')
+        wait_saved(p)
+        _expired(p)
+        p.fill('textarea[name="evidence"]', "typed after the session ended")
+        p.get_by_role("alert").filter(has_text="log in").wait_for(timeout=15_000)
+        log_in(Watched(context, base), base, "alice")  # in another tab
+        wait_saved(p)  # the next retry: refused as stale, the new token fetched, sent again
+        assert p.inner_text(".rj-save-error") == "" and p.evaluate(KEPT) == []
+    stored = _stored(project, aid)
+    assert (stored.pa, stored.evidence) == (4, "typed after the session ended")
+
+
+PA_STAGE = {"pa": 4, **{f"checklist.{c}": 2 for c in CHECKLIST_ITEMS[:3]}}
+
+
+def test_a_submit_after_the_session_ended_is_offered_back_after_logging_in(browser, project):
+    # Submit with an ended session went to the login page, and the IA, its checklist and the evidence,
+    # typed since the session ended, were gone.
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        aid = svc.queue(alice)[0].assignment_id
+        svc.save_draft(alice, aid, LabelValues.from_form(PA_STAGE), 0)
+        svc.reveal_instruction(alice, aid)
+    app = create_app(project.db, project.suite, SECRET, session_max_age_s=5)
+    with _served(browser, app) as (_context, base, w):
+        p = w.page
+        p.goto(f"{base}/task/{aid}")
+        _expired(p)
+        p.check('input[name="ia"][value="3"]')
+        for c in CHECKLIST_ITEMS[3:]:
+            p.check(f'input[name="checklist.{c}"][value="1"]')
+        p.fill('textarea[name="evidence"]', "the cup never reaches the shelf")
+        p.click("#submit")
+        p.wait_for_url(f"{base}/login")
+        assert _stored(project, aid).ia is None
+        log_in(w, base, "alice")
+        p.goto(f"{base}/task/{aid}")
+        p.locator(BANNER).wait_for(timeout=15_000)
+        assert not p.is_checked('input[name="ia"][value="3"]')
+        p.locator(BANNER).get_by_role("button", name="Restore").click()
+        wait_saved(p)
+        p.keyboard.press("Control+Enter")
+        p.wait_for_url(f"{base}/")
+        assert p.evaluate(KEPT) == []
+        # a copy left behind for a task since submitted is forgotten where the queue shows it submitted
+        p.evaluate("(aid) => localStorage.setItem('robojudge.unsaved.' + aid,"
+                   " JSON.stringify({version: 1, values: {}, at: Date.now()}))", aid)
+        p.reload()
+        assert p.evaluate(KEPT) == []
+    with AnnotationService(project.db) as svc:
+        task = svc.task(svc.authenticate("alice", PASSWORD), aid)
+    assert task.submitted and task.current is not None
+    v = task.current.values
+    assert (v.pa, v.ia, v.evidence) == (4, 3, "the cup never reaches the shelf")
+    assert [v.checklist[c] for c in CHECKLIST_ITEMS] == [2, 2, 2, 1, 1, 1]
+
+
+def test_a_submit_waiting_for_a_save_that_fails_is_dropped_and_said(browser, project):
+    # The submit waited for the autosave on its way; when that failed on the network, nothing was said,
+    # and the next successful retry sent the submit by itself, with whatever the form held by then.
+    held = []
+
+    def hold_first(route):
+        if route.request.method == "POST" and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (_context, _base, w):
+        p = w.page
+        aid = _open_first(p)
+        p.route("**/api/task/*/draft", hold_first)
+        for name, value in PA_STAGE.items():
+            p.check(f'input[name="{name}"][value="{value}"]')
+        _wait_until(lambda: held or p.wait_for_timeout(100), what="the first save")
+        p.click("#reveal")  # waits for the save on its way
+        held[0].abort("connectionreset")
+        alert = p.get_by_role("alert").filter(has_text="not submitted")
+        alert.wait_for(timeout=15_000)
+        assert "press Submit again" in alert.inner_text()
+        wait_saved(p)  # the 3-second retry saves the draft, and that is all
+        p.wait_for_timeout(500)
+        assert p.locator("#instruction").count() == 0 and p.url.endswith(f"/task/{aid}")
+    with AnnotationService(project.db) as svc:
+        task = svc.task(svc.authenticate("alice", PASSWORD), aid)
+    assert task.stage == "pa" and task.current is not None and task.current.values.pa == 4
 
 
 _SLIDE = """(frame) => { const s = document.querySelector('.rj-seek'); s.value = String(frame);

@@ -7,6 +7,27 @@
     const m = document.querySelector('meta[name="csrf-token"]');
     return m ? m.getAttribute("content") : "";
   };
+  // The session's current token, after a save was refused for a stale one: the session had ended
+  // (expiry, a restart with a new secret, a logout in another tab) and the rater logged in again. Every
+  // copy on the page (the meta tag, the forms' hidden fields) takes it. Resolves to false when there is
+  // no session (not logged in again yet) or no answer.
+  let refreshing = null;
+  const refreshCsrf = () => {
+    if (!refreshing) {
+      refreshing = fetch("/api/csrf", { credentials: "same-origin", cache: "no-store" })
+        .then((r) => (r.ok ? r.json() : null))
+        .then((data) => {
+          if (!data || typeof data.csrf !== "string" || !data.csrf) return false;
+          const m = document.querySelector('meta[name="csrf-token"]');
+          if (m) m.setAttribute("content", data.csrf);
+          document.querySelectorAll('input[name="csrf_token"]').forEach((i) => { i.value = data.csrf; });
+          return true;
+        })
+        .catch(() => false)
+        .finally(() => { refreshing = null; });
+    }
+    return refreshing;
+  };
 
   // ---- player: one set of controls drives every <video> of a .rj-player (multi-view in lockstep)
   function setupPlayer(root) {
@@ -137,6 +158,38 @@
     el.focus();
   }
 
+  // ---- unsaved work kept in this browser: the form's state per task (localStorage), written at every
+  // change with the server version it builds on and the time, and removed once a save has stored exactly
+  // that state or the task is submitted. It covers what a save cannot: a closing save that is refused or
+  // fails, a session that ended. Reopened, the task offers it back (offerUnsaved); it is never put back
+  // unasked. Where localStorage is missing or refuses (private mode, full), the page works as before.
+  const UNSAVED_PREFIX = "robojudge.unsaved.";
+  const unsaved = {
+    read(id) {
+      try {
+        const entry = JSON.parse(window.localStorage.getItem(UNSAVED_PREFIX + id) || "null");
+        return entry && entry.values && typeof entry.values === "object" ? entry : null;
+      } catch (e) { return null; }
+    },
+    write(id, entry) {
+      try { window.localStorage.setItem(UNSAVED_PREFIX + id, JSON.stringify(entry)); } catch (e) { /* the server's draft only */ }
+    },
+    drop(id) {
+      try { window.localStorage.removeItem(UNSAVED_PREFIX + id); } catch (e) { /* nothing kept */ }
+    },
+  };
+  // The same fields with the same values, whatever their order.
+  const sameValues = (a, b) => {
+    const canon = (v) => JSON.stringify(Object.keys(v).sort().map((k) => [k, v[k]]));
+    return canon(a) === canon(b);
+  };
+  // The queue lists submitted tasks: what this browser kept of them is done with (a submit lands here).
+  function forgetSubmitted() {
+    document.querySelectorAll('tr.rj-entry[data-status="submitted"] a.rj-open').forEach((a) => {
+      unsaved.drop((a.getAttribute("href") || "").split("/").pop());
+    });
+  }
+
   // ---- draft autosave: on change (debounced), every few seconds while dirty, and when the tab hides
   function formState(form) {
     const out = {};
@@ -145,9 +198,20 @@
     });
     return out;
   }
+  // Put saved values back into the form's controls. Fixed fields (hidden inputs: PA once the instruction
+  // is shown) and fields this page has no control for keep the page's values.
+  function fillForm(form, values) {
+    form.querySelectorAll("input, textarea, select").forEach((el) => {
+      if (!el.name || el.disabled || el.type === "hidden") return;
+      const value = Object.prototype.hasOwnProperty.call(values, el.name) ? String(values[el.name]) : "";
+      if (el.type === "radio" || el.type === "checkbox") el.checked = el.value === value;
+      else el.value = value;
+    });
+  }
   function setupDraft(form) {
     const url = form.dataset.draftUrl;
-    if (!url) return;
+    const task = form.dataset.assignment || "";
+    if (!url) { unsaved.drop(task); return; } // submitted
     const status = form.querySelector(".rj-save-status");
     const when = form.querySelector(".rj-save-time");
     const alarm = form.querySelector(".rj-save-error");
@@ -155,6 +219,8 @@
     let dirty = false, timer = null, lastSent = JSON.stringify(formState(form)), inFlight = false;
     let pending = 0, lastKept = null; // saves sent and not answered; the body of the last closing save
     let submitWhenSaved = null; // the button of a submit that waits for the save in flight
+    const keepHere = () => unsaved.write(task, { version: parseInt(base.value, 10) || 0, values: formState(form),
+                                                 at: Date.now() });
     let said = null; // what the live regions say now: "saved", or the text of the error
     // Three spans in task.html. "draft saved" is a polite live region (role=status), written only when
     // the state changes: the first save, and the first save after an error. An autosave like the one
@@ -173,9 +239,12 @@
     // One save at a time: each carries the version it builds on, and the reply's version is the
     // base of the next, so a slow reply never makes the following save look stale.
     // A closing save (keepalive, the page is going away) cannot wait for the one in flight: it builds on
-    // the version that save will make (each accepted save adds one), or the server refused it as stale
-    // and the last edit was lost.
-    const save = (keepalive) => {
+    // the version that save will make (each accepted save adds one). That is a guess: when the earlier
+    // save arrives after it, changes nothing or fails, the closing save is refused as stale, and what is
+    // left of the last edit is the copy kept in this browser (offered back when the task opens again).
+    // A save refused for a stale token (logged in again since the page loaded) fetches the new token and
+    // goes once more (retried).
+    const save = (keepalive, retried) => {
       const values = formState(form);
       const body = JSON.stringify(values);
       if (body === lastSent) { dirty = false; return; }
@@ -184,8 +253,16 @@
       if (keepalive) lastKept = body;
       inFlight = true;
       dirty = false;
+      const overlapped = pending > 0; // sent while one of this page's own saves was on its way
       const builds = (parseInt(base.value, 10) || 0) + pending;
       pending += 1;
+      // a submit waiting for this save will not go: say so, rather than sending it at some later save
+      const dropSubmit = (why) => {
+        if (!submitWhenSaved) return false;
+        submitWhenSaved = null;
+        show("not submitted: " + why + "; press Submit again", true);
+        return true;
+      };
       fetch(url, {
         method: "POST", credentials: "same-origin", keepalive: !!keepalive,
         headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf() },
@@ -193,10 +270,13 @@
       }).then((r) => r.json().catch(() => ({})).then((data) => {
         pending = Math.max(0, pending - 1);
         inFlight = pending > 0;
+        if (!r.ok && keepalive) lastKept = null; // not kept: the next closing save goes again
         if (r.ok) {
           lastSent = body;
           // the later of two replies may come first: keep the newest version seen
           base.value = String(Math.max(parseInt(base.value, 10) || 0, data.version));
+          const kept = unsaved.read(task);
+          if (kept && sameValues(kept.values, values)) unsaved.drop(task);
           if (JSON.stringify(formState(form)) === body) {
             form.dataset.saved = "1";
             show("draft saved " + new Date().toLocaleTimeString());
@@ -207,19 +287,48 @@
             form.dataset.saved = "0";
             if (!inFlight) { clearTimeout(timer); timer = setTimeout(() => save(false), 0); }
           }
+        } else if (r.status === 409 && (overlapped || inFlight)) {
+          // refused because of this page's own save on its way (a closing save built on the version
+          // that save was to make), not because of another tab: it goes again on the version the
+          // other's reply brings
+          dirty = true;
+          form.dataset.saved = "0";
+          show("draft not saved: the save was refused while another was on its way; your changes are kept " +
+               "in this browser", true);
+          if (!inFlight) { clearTimeout(timer); timer = setTimeout(() => save(false), 0); }
         } else if (r.status === 409) {
           form.dataset.saved = "0";
-          show("changed elsewhere: reload the page before going on", true);
+          show("changed elsewhere: reload the page before going on (your changes are kept in this browser " +
+               "and offered back)", true);
+        } else if (r.status === 403 && data.field === "csrf_token" && !retried) {
+          form.dataset.saved = "0";
+          refreshCsrf().then((fresh) => {
+            if (fresh) { save(keepalive, true); return; }
+            dirty = true;
+            if (!dropSubmit("not logged in: log in again (in another tab)")) {
+              show("draft not saved: log in again (in another tab); your changes are kept in this browser", true);
+            }
+          });
+          return; // the retry's reply goes on with a waiting submit
         } else {
           dirty = true;
           form.dataset.saved = "0";
-          show("draft not saved: " + (data.detail || r.status), true);
+          const why = r.status === 401 ? "log in again (in another tab); your changes are kept in this browser"
+            : (data.detail || r.status);
+          show("draft not saved: " + why, true);
         }
         if (submitWhenSaved) { const b = submitWhenSaved; submitWhenSaved = null; lastSent = JSON.stringify(formState(form)); form.requestSubmit(b); }
-      })).catch(() => { pending = Math.max(0, pending - 1); inFlight = pending > 0; dirty = true; show("draft not saved (offline)", true); });
+      })).catch(() => {
+        pending = Math.max(0, pending - 1);
+        inFlight = pending > 0;
+        dirty = true;
+        if (keepalive) lastKept = null;
+        if (!dropSubmit("the draft could not be saved (offline)")) show("draft not saved (offline)", true);
+      });
     };
     const changed = () => {
       dirty = true;
+      keepHere();
       lastKept = null; // an edit since the last closing save: the next one is sent whatever it holds
       form.dataset.saved = "0";
       clearTimeout(timer);
@@ -235,6 +344,38 @@
       if (inFlight) { ev.preventDefault(); submitWhenSaved = ev.submitter || null; return; }
       lastSent = JSON.stringify(formState(form));
     });
+    const kept = unsaved.read(task);
+    if (kept && sameValues(kept.values, formState(form))) unsaved.drop(task);
+    else if (kept) offerUnsaved(form, kept, () => { fillForm(form, kept.values); changed(); clearTimeout(timer); save(false); },
+                                () => { const now = unsaved.read(task); if (now && now.at === kept.at) unsaved.drop(task); });
+  }
+
+  // The banner that offers back what this browser kept and the server does not have. An alert, read out
+  // when it appears; its buttons are ordinary buttons (Tab, Enter, Space). Restore puts the values in the
+  // form and saves them as any edit (on the version the page shows, so the server's checks apply and a
+  // refusal shows beside the submit button); Discard forgets them. Until one is pressed, edits are kept
+  // as usual and the offer stays.
+  function offerUnsaved(form, kept, restore, discard) {
+    const pad = (n) => (n < 10 ? "0" : "") + n;
+    const at = new Date(kept.at);
+    const today = at.toDateString() === new Date().toDateString();
+    const when = (today ? "" : at.toLocaleDateString() + " ") + pad(at.getHours()) + ":" + pad(at.getMinutes());
+    const box = document.createElement("div");
+    box.className = "rj-unsaved";
+    box.setAttribute("role", "alert");
+    const text = document.createElement("p");
+    text.textContent = "Changes made in this browser at " + when + " were not saved:";
+    const button = (label, act) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = label;
+      b.addEventListener("click", () => { box.remove(); act(); });
+      return b;
+    };
+    text.append(" ", button("Restore", restore), " ", button("Discard", discard));
+    box.append(text);
+    const heading = document.querySelector("main h1") || document.querySelector("h1");
+    if (heading) heading.after(box); else form.before(box);
   }
 
   // ---- keyboard: 1-5 score; q/w/e, a/s/d, z/x/c set checklist rows to 0/1/2; b/m/g segment verdict;
@@ -346,6 +487,7 @@
     document.querySelectorAll(".rj-player").forEach((root) => { const p = setupPlayer(root); if (!player) player = p; });
     const form = document.querySelector("form.rj-label-form");
     if (form) setupDraft(form);
+    forgetSubmitted();
     setupKeys(form, player);
     window.rjPlayer = player; // for the browser tests and the curious
   });
