@@ -83,3 +83,31 @@ def test_a_manifest_its_folder_s_store_does_not_note_keeps_the_default(
     assert done.exit_code == 0, done.output
     assert default_run_dir(other) == Path("dl")
     assert default_run_dir(manifest) == Path("runs") / "suite"  # in the folder, but never scored into it
+
+
+def test_a_symlink_to_the_manifest_finds_its_run_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link to the manifest file elsewhere: score resumes into the run folder's store, report reads it.
+    Before, only the link's own folders were looked at: score made a second store under ./runs/ and
+    computed everything again, and report said there was no store."""
+    manifest = _demo_like(tmp_path / "proj" / "runs" / "x")
+    lines = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]
+    videos = manifest.parent
+    manifest.write_text("".join(json.dumps({**d, "video": str(videos / d["video"])}) + "\n" for d in lines),
+                        encoding="utf-8")  # absolute video paths: the link's folder holds no videos
+    monkeypatch.chdir(tmp_path / "proj")
+    done = _run("score", str(manifest), "--run-dir", "runs/x", "-m", "uniform_random", "--no-progress")
+    assert done.exit_code == 0, done.output
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "suite.jsonl").symlink_to(manifest)
+    monkeypatch.chdir(elsewhere)
+    assert default_run_dir("suite.jsonl") == tmp_path / "proj" / "runs" / "x"
+    again = _run("score", "suite.jsonl", "-m", "uniform_random", "--no-progress")
+    assert again.exit_code == 0, again.output
+    assert "0 scored" in again.stdout and "4 already stored" in again.stdout, again.output
+    assert f"results: {default_db_url(tmp_path / 'proj' / 'runs' / 'x')}" in again.stdout
+    assert not (elsewhere / "runs").exists()
+    report = _run("report", "suite.jsonl", "--no-html", "--out", str(tmp_path / "rep"))
+    assert report.exit_code == 0, report.output
+    assert (tmp_path / "rep" / "summary.md").is_file()

@@ -33,12 +33,17 @@ def enclosing_run_dir(manifest: str | Path) -> Path | None:
     """The nearest folder above ``manifest`` that holds a ``results.sqlite`` noting it
     (:meth:`ResultStore.note_manifest`: a run scored or judged it into that store, as ``robojudge demo``
     and ``robojudge score --run-dir`` do), or None. The folder is given relative to the current folder
-    when it lies inside it. A store that cannot be read is passed over."""
+    when it lies inside it. A store that cannot be read is passed over.
+
+    The folders above the path as given are looked at first, then those above the file it resolves to:
+    a symlink to a manifest that lies in a run folder finds that run folder, as the manifest's own path
+    does."""
     path = Path(manifest).expanduser()
     if not path.is_file():
         return None
     me = path.resolve()
-    for folder in path.absolute().parents:
+    given = list(path.absolute().parents)
+    for folder in given + [f for f in me.parents if f not in given]:
         where = folder / "results.sqlite"
         if not where.is_file():
             continue
