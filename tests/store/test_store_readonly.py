@@ -9,6 +9,7 @@ import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
@@ -210,3 +211,65 @@ def test_an_export_into_a_read_only_folder_names_the_file_asked_for(frozen: Path
     message = str(info.value)
     assert message.startswith(f"cannot write {out}: ") and f".{name}." not in message, message
     assert not out.exists()
+
+
+def _many(prefix: str, n: int) -> list[ResultRow]:
+    return [ResultRow(f"{prefix}{i:06d}", "m", "c", "1", "ok", float(i), details={"pad": "x" * 200})
+            for i in range(n)]
+
+
+@pytest.fixture
+def marked(tmp_path: Path) -> Iterator[Path]:
+    """A closed store of 500 rows whose file is marked read-only (chmod 444): read ``immutable``, without
+    locks. Root, and the owner after a chmod, can still write it: as another user or host writes a folder
+    that is read-only from here."""
+    db = tmp_path / "results.sqlite"
+    with ResultStore(db) as store:
+        store.add(_many("b", 500))
+    db.chmod(0o444)
+    yield db
+    db.chmod(0o644)
+
+
+def _write_meanwhile(db: Path, rows: list[ResultRow]) -> None:
+    """Another process's run: it writes and closes (its WAL is checkpointed into the file and removed)."""
+    db.chmod(0o644)
+    with ResultStore(db) as writer:
+        writer.add(rows)
+    db.chmod(0o444)
+    assert not db.with_name(db.name + "-wal").exists()
+
+
+def test_a_store_written_while_it_is_read_without_locks_is_an_error(marked: Path) -> None:
+    """Before, the read went on over pages the writer had moved: 529 rows for 500, 30 of them twice, and no
+    error. A read that may be torn is refused now, naming the file."""
+    with ResultStore(marked, read_only=True) as reader:
+        rows = reader.iter_rows(batch_size=50)
+        got = [next(rows) for _ in range(60)]
+        _write_meanwhile(marked, _many("a", 50))
+        with pytest.raises(StoreError, match="changed while it was read through a read-only path") as info:
+            got += list(rows)
+        assert f"{marked} was written" in str(info.value) and "rerun" in str(info.value)
+        # a read after the writer is done is whole again (the rows of both)
+        whole = [r.item_id for r in _many("a", 50) + _many("b", 500)]
+        assert [r.item_id for r in reader.iter_rows()] == whole
+
+
+class _WrittenOnce(ResultStore):
+    """A reader whose first read is interrupted by another run's write, after its first 60 rows."""
+
+    writes: list[ResultRow] = []
+
+    def iter_rows(self, **kwargs: Any) -> Iterator[ResultRow]:
+        for k, row in enumerate(super().iter_rows(**{**kwargs, "batch_size": 50})):
+            if k == 60 and self.writes:
+                _write_meanwhile(Path(self.url.removeprefix("sqlite:///")), self.writes)
+                self.writes = []
+            yield row
+
+
+def test_rows_reads_once_more_when_the_store_changed_during_the_read(marked: Path) -> None:
+    with _WrittenOnce(marked, read_only=True) as reader:
+        reader.writes = _many("a", 50)
+        ids = [r.item_id for r in reader.rows()]
+    assert ids == [r.item_id for r in _many("a", 50) + _many("b", 500)]  # the second read, whole

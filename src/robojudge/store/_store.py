@@ -186,8 +186,10 @@ class ResultStore:
             when missing; the tables are created on first use.
         read_only: Open for reading only, for commands that only read (export, status, reports).
             Nothing is created, upgraded or written, so a store on a read-only file, folder or share
-            can be read: SQLite is opened with ``mode=ro``, and a frozen file (read-only folder or
-            file, no writer) as ``immutable``, so that not even the WAL index is created.
+            can be read: SQLite is opened with ``mode=ro``, and a file that cannot be written from
+            here (read-only folder or file, no writer) as ``immutable``, so that not even the WAL
+            index is created. Such a read checks afterwards that the file did not change meanwhile (a
+            writer elsewhere) and raises :class:`StoreError` if it did: what it read may be torn.
             PostgreSQL sessions run with ``default_transaction_read_only``. Every write method
             raises :class:`StoreError`. A missing store, a database without robojudge tables and a
             schema that needs an upgrade are errors.
@@ -310,9 +312,12 @@ class ResultStore:
 
         def connect() -> sqlite3.Connection:
             # Decided per connection: a writer that opens the file later makes the next one a WAL reader.
-            return sqlite3.connect(
-                _read_only_uri(path), uri=True, timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False
-            )
+            before = _FileState.of(path)  # taken first: a change after it, however early, is seen
+            uri = _read_only_uri(path)
+            conn = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False,
+                                   factory=_ReaderConnection)
+            conn.unlocked_since = before if uri.endswith("&immutable=1") else None
+            return conn
 
         try:
             engine = create_engine("sqlite://", creator=connect, poolclass=NullPool, **kwargs)
@@ -595,7 +600,11 @@ class ResultStore:
         Returns:
             The rows.
         """
-        return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded))
+        try:
+            return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded))
+        except _StoreChanged as exc:  # once more: a writer at work now makes it a reader with locks
+            _log.info("%s; reading it again", exc)
+            return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded))
 
     def iter_rows(
         self,
@@ -833,8 +842,32 @@ class ResultStore:
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn, conn.begin():
-            yield conn
+        """A read transaction. On an SQLite store read without locks (``immutable``, see
+        :func:`_read_only_uri`), the file is checked once the read is done: if it changed meanwhile (a
+        writer started), what was read may be torn, and :class:`_StoreChanged` is raised instead."""
+        with self._engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            since = raw.unlocked_since if isinstance(raw, _ReaderConnection) else None
+            try:
+                with conn.begin():
+                    yield conn
+            except (SQLAlchemyError, sqlite3.Error):  # SQLite may call a file changed under it corrupt
+                if since is not None:
+                    self._check_unchanged(since)
+                raise
+            if since is not None:
+                self._check_unchanged(since)
+
+    def _check_unchanged(self, since: _FileState) -> None:
+        now = _FileState.of(since.path)
+        if now != since:
+            raise _StoreChanged(
+                f"cannot read {self.url}: the store changed while it was read through a read-only path "
+                f"({since.change(now)}), so what was read may be torn; rerun the command (it then reads "
+                "with locks if a writer is still at work), or read a copy of the store. A file that cannot "
+                "be written from here (a read-only folder, share or file) is read without locks, as "
+                "nothing on a read-only medium can change it, but another host or user may still write it"
+            )
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
@@ -984,6 +1017,48 @@ def _ended(note: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
     return False
 
 
+class _StoreChanged(StoreError):
+    """An SQLite store read without locks changed while it was read (see :meth:`ResultStore._read`)."""
+
+
+@dataclass(frozen=True)
+class _FileState:
+    """What tells that an SQLite file was changed: its inode, size and modification time, and which of
+    its ``-wal`` and ``-journal`` files exist (a writer at work)."""
+
+    path: Path
+    inode: int
+    size: int
+    mtime_ns: int
+    companions: tuple[str, ...]
+
+    @classmethod
+    def of(cls, path: Path) -> _FileState:
+        try:
+            st = path.stat()
+            inode, size, mtime = st.st_ino, st.st_size, st.st_mtime_ns
+        except OSError:  # gone or replaced: unlike any state it had
+            inode, size, mtime = -1, -1, -1
+        here = tuple(s for s in ("-wal", "-journal") if path.with_name(path.name + s).exists())
+        return cls(path, inode, size, mtime, here)
+
+    def change(self, now: _FileState) -> str:
+        """How ``now`` differs from this state, in words."""
+        if now.inode != self.inode:
+            return f"{self.path} was replaced or removed"
+        if now.size != self.size or now.mtime_ns != self.mtime_ns:
+            return f"{self.path} was written: {self.size:,} bytes then, {now.size:,} now"
+        appeared = ", ".join(self.path.name + c for c in now.companions if c not in self.companions)
+        return f"{appeared or 'its -wal file'} appeared beside it: a writer started"
+
+
+class _ReaderConnection(sqlite3.Connection):
+    """A connection of a read-only store; ``unlocked_since``: the file's state before it was opened
+    ``immutable`` (None: it takes part in locking)."""
+
+    unlocked_since: _FileState | None = None
+
+
 def _read_only_uri(path: Path) -> str:
     """The SQLite URI that opens ``path`` for reading without writing to it.
 
@@ -992,8 +1067,11 @@ def _read_only_uri(path: Path) -> str:
     of a WAL database does; the database itself is never written). Where those files cannot be made
     -- the folder is not writable, or the file is marked read-only (no write permission bits, which
     root would otherwise ignore) -- and no writer has the file open (no ``-wal`` or ``-journal``),
-    it opens ``immutable``: no lock, no ``-shm``. Such a file is frozen, so nothing can change
-    under the reader.
+    it opens ``immutable``: no lock, no ``-shm``. On read-only media nothing changes the file; but a
+    read-only mount or another user's folder may still be written by someone else, and SQLite reading
+    ``immutable`` would then return rows torn and twice, without an error. So each read through such a
+    connection checks the file afterwards (:meth:`ResultStore._read`): a change is an error (and
+    :meth:`ResultStore.rows` reads once more).
     """
     busy = any(path.with_name(path.name + suffix).exists() for suffix in ("-wal", "-journal"))
     try:
