@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -124,3 +125,19 @@ def test_an_export_over_a_link_replaces_the_file_it_points_to(tmp_path: Path) ->
         store.add([ResultRow("a", "m", "c", "1", "ok", 0.5)])
         assert export_results(store, link) == 1
     assert link.is_symlink() and "0.5" in shared.read_text()
+
+
+def test_export_of_rows_read_already_writes_those_of_the_metric(tmp_path: Path) -> None:
+    """A report passes the rows it read once: the export writes them (of ``metric``, those ``keep``
+    keeps), not a second read of the store, which may hold more by then."""
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add([ResultRow("a", "m1", "c", "1", "ok", 1.0), ResultRow("b", "m1", "c", "1", "ok", 2.0),
+                   ResultRow("a", "m2", "c", "1", "ok", 3.0)])
+        read = store.rows()
+        store.add([ResultRow("c", "m1", "c", "1", "ok", 4.0)])  # stored after the read
+        assert export_results(store, tmp_path / "all.csv", rows=read) == 3
+        assert export_results(store, tmp_path / "m1.csv", metric="m1", rows=read,
+                              keep=lambda r: r.item_id != "b") == 1
+    with (tmp_path / "m1.csv").open(newline="", encoding="utf-8") as fh:
+        assert [(r["item_id"], r["metric"]) for r in csv.DictReader(fh)] == [("a", "m1")]

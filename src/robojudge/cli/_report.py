@@ -46,7 +46,7 @@ from robojudge.report import (
 )
 from robojudge.report._summary import CLIP_MEANS_NOTE, CONSTANT_NOTE
 from robojudge.run import default_run_dir, remembered_stale, stale_rows, suite_store_url
-from robojudge.store import StoreError
+from robojudge.store import ResultRow, ResultStore, StoreError
 from robojudge.suite import SUFFIXES, ManifestError
 
 
@@ -143,6 +143,7 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
     others: list[Path] = []  # more manifests scored into the store, whose items the report adds
     stale = remembered_stale(stale_rows)  # the summary and the HTML report check the same rows once
     summary: Table | None = None
+    rows: list[ResultRow] | None = None  # a manifest's: read once for the summary, results.csv and the page
     if _is_manifest(target):
         manifest = Path(target)
         try:
@@ -158,9 +159,11 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
         # leaves the new summary beside the old page, which the message then says.
         watch.folder, watch.before = folder, _file_identity(folder / "summary.csv")
         try:
+            with ResultStore(url, read_only=True) as store:
+                rows = store.rows()
             summaries = report_suite(manifest, url, folder, by=by, native_range=registry_range,
                                      stale=stale, named=out is not None, command=command_line(),
-                                     defaults=registry_defaults)
+                                     defaults=registry_defaults, rows=rows)
         except (ManifestError, StoreError, ValueError) as exc:
             raise fail(str(exc)) from None
         except OSError as exc:  # a full disk, a file-size limit
@@ -213,7 +216,7 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
                                    bootstrap=bootstrap, seed=seed, stale=stale,
                                    config_key=registry_config_key, networks=registry_networks,
                                    named=out is not None, command=command_line(),
-                                   defaults=registry_defaults)
+                                   defaults=registry_defaults, rows=rows)
     except (ManifestError, StoreError, ValueError, LinkedFolderError) as exc:
         raise fail(str(exc)) from None
     except OSError as exc:  # a full disk, a file-size limit: the page and its tables are replaced together

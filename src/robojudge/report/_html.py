@@ -349,6 +349,7 @@ def write_html_report(
     named: bool = True,
     command: Sequence[str] | None = None,
     defaults: DefaultsOf | None = None,
+    rows: Sequence[ResultRow] | None = None,
 ) -> HtmlReport:
     """Write ``index.html`` and ``tables/*.{csv,md,tex}`` for the results stored at ``db``.
 
@@ -389,12 +390,15 @@ def write_html_report(
         defaults: Each metric's default config (:func:`robojudge.metric_info.registry_defaults`, which
             the CLI passes), so that the "Configurations" table and ``provenance.json`` say which
             settings differ from it; without it they give each config whole.
+        rows: The store's current rows, read already (``robojudge report MANIFEST`` reads them once for
+            the summary and the page, so that one report folder is one snapshot while a run writes the
+            store); else they are read here.
 
     Returns:
         An :class:`HtmlReport`.
     """
     with ResultStore(db, read_only=True) as store:
-        rows = store.rows()
+        rows = store.rows() if rows is None else list(rows)
         where = store.url
     items, added, invalid = _report_items(rows, manifest, more_manifests)
     rows, left_out = without_stale(rows, items, stale)

@@ -9,7 +9,7 @@ from robojudge._chars import look_alike_pairs, look_alike_reason
 from robojudge.report._provenance import DefaultsOf, no_defaults, report_provenance
 from robojudge.report._summary import GroupSummary, RangeOf, StaleFinder, write_report
 from robojudge.report._unset import unset_name, unset_note
-from robojudge.store import OUTSIDE_COLUMN, ResultStore, item_columns, outside_column
+from robojudge.store import OUTSIDE_COLUMN, ResultRow, ResultStore, item_columns, outside_column
 from robojudge.suite import META_PREFIX, Item, load_suite, meta_key_problem, meta_text
 
 GROUP_FIELDS = ("generator", "embodiment", "source", "task", "regime", "split", "prompt_variant")
@@ -66,6 +66,7 @@ def report_suite(
     named: bool = True,
     command: Sequence[str] | None = None,
     defaults: DefaultsOf = no_defaults,
+    rows: Sequence[ResultRow] | None = None,
 ) -> list[GroupSummary]:
     """Write the report folder for the results of ``manifest`` stored at ``db``, grouped ``by`` a field.
 
@@ -76,6 +77,10 @@ def report_suite(
     (:mod:`robojudge.report._provenance`) names the manifest by its absolute path and digest, every
     stored configuration, and ``command`` (the command line, which the CLI passes); ``defaults``: as
     :func:`robojudge.report.write_html_report`'s.
+
+    The store's rows are read once (or ``rows`` is that read, done by the caller, who passes the same
+    rows to :func:`robojudge.report.write_html_report`): the summary, ``results.csv`` and
+    ``provenance.json`` are of one snapshot, even while a run is writing the store.
     """
     suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
     group_of = group_by_field(suite.items, by)
@@ -84,7 +89,7 @@ def report_suite(
     with ResultStore(db, read_only=True) as store:
         heading = title or f"robojudge results: {Path(manifest).name}"
         clips = {it.item_id: it.clip_id or it.item_id for it in suite.items}
-        rows = store.rows()  # read once for the stale check and the summary
+        rows = list(store.rows() if rows is None else rows)  # read once for every file of the folder
         left_out = stale(rows, suite.items) if stale is not None else []
         columns = {**item_columns(suite.items), OUTSIDE_COLUMN: outside_column(suite.items)}
         gone = {r.key for r in left_out}

@@ -328,5 +328,6 @@ def write_report(
         files.write_text(out / "summary.md", md)
         if provenance is not None:
             stage_provenance(files, out, provenance)
-        export_results(store, out / "results.csv", "csv", columns=columns, root=out, named=named)
+        # the rows the summary counts: a second read would add those a run stored meanwhile
+        export_results(store, out / "results.csv", "csv", columns=columns, root=out, named=named, rows=rows)
     return summaries

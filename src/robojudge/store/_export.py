@@ -118,6 +118,7 @@ def export_results(
     store: ResultStore, out: Path, fmt: ExportFormat | None = None, *, metric: str | None = None,
     raw: bool = False, columns: ExtraColumns | None = None, keep: Callable[[ResultRow], bool] | None = None,
     root: str | os.PathLike[str] | None = None, named: bool = False,
+    rows: Iterable[ResultRow] | None = None,
 ) -> int:
     """Write the store's rows to ``out`` as one long table.
 
@@ -143,6 +144,8 @@ def export_results(
         root: The output folder ``out`` is written into (a report's), if any: a link there is
             followed only inside it (:func:`robojudge._files.replacing`), and is never taken for a stream.
         named: The user named ``root`` (``--out``): a link there is followed wherever it leads.
+        rows: The store's current rows, read already (a report writes the rows its summary counts, not
+            a second read, which a run writing meanwhile would make longer); else they are read here.
 
     Returns:
         The number of rows written.
@@ -155,17 +158,15 @@ def export_results(
         raise ValueError(f"extra column {clash[0]!r} has the name of an export column; choose another")
     out = Path(out)
     if is_stream(out) and (root is None or not out.is_symlink()):
-        return _export_to_stream(store, out, fmt, metric, raw, dict(columns or {}), keep)
+        return _export_to_stream(store, out, fmt, metric, raw, dict(columns or {}), keep, rows)
     fmt = _resolve_format(out, fmt)
     tmp: Path | None = None
     try:
         with replacing(root, named=named) as files:  # the whole new file or the old one (link, mode kept)
             tmp = files.path(out)
-            rows = store.iter_rows(metric=metric)
-            if keep is not None:
-                rows = (row for row in rows if keep(row))
+            chosen = _chosen(store, metric, keep, rows)
             extra = dict(columns or {})
-            n = _write_csv(rows, tmp, raw, extra) if fmt == "csv" else _write_parquet(rows, tmp, extra)
+            n = _write_csv(chosen, tmp, raw, extra) if fmt == "csv" else _write_parquet(chosen, tmp, extra)
     except OSError as exc:
         # Named as the file asked for: the hidden temporary name means nothing to the user (pyarrow's
         # message names the file it opened).
@@ -193,7 +194,7 @@ def is_stream(out: str | os.PathLike[str]) -> bool:
 
 def _export_to_stream(store: ResultStore, out: Path, fmt: str | None, metric: str | None, raw: bool,
                       extra: dict[str, Callable[[ResultRow], str | None]],
-                      keep: Callable[[ResultRow], bool] | None) -> int:
+                      keep: Callable[[ResultRow], bool] | None, given: Iterable[ResultRow] | None) -> int:
     where = "standard output" if str(out) == "-" else str(out)
     if fmt not in (None, "csv"):
         if fmt != "parquet":
@@ -201,9 +202,7 @@ def _export_to_stream(store: ResultStore, out: Path, fmt: str | None, metric: st
         # a Parquet file is binary and ends with its index: no use on a terminal or to a reader of a pipe
         raise StoreError(f"cannot write Parquet to {where}, which is not a file: give --out FILE.parquet, "
                          "or --format csv")
-    rows = store.iter_rows(metric=metric)
-    if keep is not None:
-        rows = (row for row in rows if keep(row))
+    rows = _chosen(store, metric, keep, given)
     try:
         if str(out) == "-":
             n = _csv_rows(rows, sys.stdout, raw, extra)
@@ -215,6 +214,16 @@ def _export_to_stream(store: ResultStore, out: Path, fmt: str | None, metric: st
         raise  # the reader went away (`| head`): the command line's own handling
     except OSError as exc:
         raise StoreError(f"cannot write {where}: {exc.strerror or exc}") from exc
+
+
+def _chosen(store: ResultStore, metric: str | None, keep: Callable[[ResultRow], bool] | None,
+            given: Iterable[ResultRow] | None) -> Iterator[ResultRow]:
+    """The rows an export writes: ``given`` (read already) or the store's, of ``metric``, that ``keep``
+    keeps."""
+    rows = store.iter_rows(metric=metric) if given is None else iter(given)
+    if given is not None and metric is not None:
+        rows = (row for row in rows if row.metric == metric)
+    return rows if keep is None else (row for row in rows if keep(row))
 
 
 def _resolve_format(out: Path, fmt: str | None) -> ExportFormat:
