@@ -280,9 +280,57 @@ def test_a_block_is_planned_from_the_rows_of_its_own_items(
     monkeypatch.setattr(ResultStore, "current_fingerprints", counted)
     manifest = _experiment(tmp_path / "exp", 40, ("g/ep0", "g/ep1"))
     assert score_suite(manifest, ["uniform_random"], db=db).summary.ok == 2
-    assert read == [0]
+    assert read and set(read) == {0}  # the plan's read, then each task's own look (another run meanwhile?)
     # and what an item of a block has stored is still found, past several IN lists
     with ResultStore(db) as store:
         ids = [f"other{k}" for k in (0, 499, 500, 1199)] + ["absent"]
         found = current(store, "uniform_random", req.config_hash, req.spec.version, item_ids=ids)
         assert set(found) == set(ids[:-1])
+
+
+# -- 5. the same run launched twice: what the other has in flight is left to it ------------------------
+
+
+def test_a_second_launch_leaves_to_the_first_the_item_it_is_computing(
+    store_url: str, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live process notes b in flight (the first launch, computing it); once this run has computed c
+    (after a; one worker keeps the order), that launch stores b and ends. Before, this run computed b
+    too and the store threw its row away (each launch doubled the work, and said nothing); now b is put
+    off, with a warning naming that run, found stored at the end and left to it."""
+    reqs = build_requests(["test_slow"])
+    with noting_process(store_url, {"b": ["test_slow"]}) as first, ResultStore(store_url) as store:
+        def first_stores_b(row: ResultRow, summary: Any) -> None:
+            if row.item_id == "c":  # the first launch ends, its result of b stored (here, in its stead)
+                first.kill()
+                first.communicate(timeout=60)
+                with ResultStore(store_url) as theirs:
+                    assert score_items(_items(["b"]), reqs, theirs, executor=SerialExecutor()).ok == 1
+
+        with caplog.at_level("WARNING", logger="robojudge.run._score"):
+            s = score_items(_items(["a", "b", "c"]), reqs, store, executor=SerialExecutor(),
+                            progress=first_stores_b)
+        assert (s.computed, s.ok, s.duplicates, s.by_other_run, s.skipped, s.total) == (2, 2, 0, 1, 1, 3)
+        assert store.count() == 3
+    warned = [r.getMessage() for r in caplog.records if "another run" in r.getMessage()]
+    assert len(warned) == 1 and f"pid {first.pid}," in warned[0] and "checked again at the end" in warned[0]
+    print_summary(s)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "3 tasks: 2 scored, 0 failed, 1 already stored" in out
+    assert "1 of those already stored were stored by another run while this one went on (host " in out
+    assert f"pid {first.pid}): left to it" in out
+
+
+def test_what_a_first_launch_had_in_flight_is_computed_if_it_dies(store_url: str) -> None:
+    """The first launch is killed while it computes b: this run, having put b off, computes it at the end."""
+    reqs = build_requests(["test_slow"])
+    with noting_process(store_url, {"b": ["test_slow"]}) as first, ResultStore(store_url) as store:
+        def killed(row: ResultRow, summary: Any) -> None:
+            if first.poll() is None:
+                first.kill()
+                first.communicate(timeout=60)
+
+        s = score_items(_items(["a", "b", "c"]), reqs, store, executor=SerialExecutor(), progress=killed)
+        assert (s.ok, s.duplicates, s.by_other_run, s.isolated) == (3, 0, 0, [])
+        assert sorted(r.item_id for r in store.rows()) == ["a", "b", "c"]
+        assert store.in_flight() == {}  # the dead run's note on b is cleared once b is stored

@@ -457,6 +457,11 @@ def print_summary(summary: RunSummary, *, max_errors: int = 20) -> None:
                       "of the same items overlapped; the store keeps the result stored first, or a value "
                       "over an error)", markup=True,
                       highlight=False)
+    if summary.by_other_run:
+        runs = ", ".join("host {} pid {}".format(*who.rsplit(' ', 1)) for who in summary.other_runs)
+        console.print(f"[yellow]{summary.by_other_run} of those already stored were stored by another run "
+                      f"while this one went on[/] ({escape(runs) or 'a run of the same items'}): left to it, "
+                      "not computed here", markup=True, highlight=False)
     if summary.changed_inputs:
         names = first_names(summary.changed_items)
         console.print(f"[yellow]{summary.changed_inputs} results not stored: their inputs changed while "

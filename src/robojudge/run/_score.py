@@ -237,6 +237,11 @@ class RunSummary:
     # computed alone in a child process by this run, and those whose child died too.
     isolated: list[str] = field(default_factory=list)
     crashed_again: list[str] = field(default_factory=list)
+    # Pairs another run of the same items stored while this one was going, found so before they were
+    # computed here, and left to it (counted in ``skipped`` too: they are stored); the other runs seen
+    # computing items of this run, as "host pid".
+    by_other_run: int = 0
+    other_runs: list[str] = field(default_factory=list)
 
     @property
     def computed(self) -> int:
@@ -879,6 +884,66 @@ def refuse_main_defined(mine: Sequence[str]) -> None:
             "ROBOJUDGE_PLUGINS). Nothing was scored")
 
 
+class _OtherRuns:
+    """What other runs of the same items (the same command launched twice) do while this one goes on.
+
+    Each task is looked at just before it is given to the executor: if the store holds its results now
+    (another run stored them since this run planned), it is left out, counted in ``by_other_run``; if
+    a process still running on this host notes its item in flight (:meth:`ResultStore.in_flight_elsewhere`),
+    it is put off, with one warning per such process, and looked at again once the other tasks are
+    given out: left out if stored by then, else computed here (the other run may have died or
+    stopped). Without this, a second launch computed everything the first had not stored yet, and the
+    store threw all of it away.
+    """
+
+    def __init__(self, store: ResultStore, summary: RunSummary, left: Outstanding) -> None:
+        self.store, self.summary, self.left = store, summary, left
+
+    def screen(self, tasks: Iterable[Task]) -> Iterator[Task]:
+        later: list[Task] = []
+        for task in tasks:
+            if self._stored(task):
+                continue
+            busy = self.store.in_flight_elsewhere().get(task.item.item_id)
+            if busy:
+                self._warn(busy)
+                later.append(task)
+                continue
+            yield task
+        if later:
+            _log.info("looking again at the %d tasks left to another run", len(later))
+        for task in later:
+            if not self._stored(task):
+                yield task
+
+    def _stored(self, task: Task) -> bool:
+        """Whether the store holds every result of ``task`` from the inputs it was planned with; if it
+        does, the task is counted as stored by another run."""
+        item_id = task.item.item_id
+        for i, r in enumerate(task.requests):
+            found = self.store.current_fingerprints(r.id, r.config_hash, r.spec.version, item_ids=[item_id])
+            if item_id not in found or (task.fingerprint(i) and found[item_id] != task.fingerprint(i)):
+                return False
+        n = len(task.requests)
+        self.summary.by_other_run += n
+        self.summary.skipped += n
+        for r in task.requests:
+            self.left.remove(r.id, task.size)
+        return True
+
+    def _warn(self, notes: Sequence[dict[str, Any]]) -> None:
+        for note in notes:
+            who = f"{note.get('host')} {note.get('pid')}"
+            if who in self.summary.other_runs:
+                continue
+            self.summary.other_runs.append(who)
+            mine = [item for item, its in self.store.in_flight_elsewhere().items()
+                    if any(f"{n.get('host')} {n.get('pid')}" == who for n in its)]
+            _log.warning("another run (host %s, pid %s, computing since %s) is computing %d item(s) of this "
+                         "run (%s): they are left to it and checked again at the end of this run",
+                         note.get("host"), note.get("pid"), note.get("at"), len(mine), ", ".join(mine[:3]))
+
+
 def _marking_last(blocks: Iterable[Sequence[Item]], summary: RunSummary) -> Iterator[Sequence[Item]]:
     """``blocks``, each read one ahead, with ``summary.all_planned`` False until the last is given out
     (so the progress line and the estimate can say they cover the blocks planned so far)."""
@@ -919,6 +984,10 @@ def score_blocks(
     lists those items (``isolated``, ``crashed_again``). A note of a run still going on on this host (an
     overlapping run of the same items) is not a crash: it is neither isolated nor cleared; one written
     on another host cannot be checked and is taken for a crash (:meth:`ResultStore.in_flight`).
+
+    Another run of the same items going on at the same time (the same command launched twice) is left
+    what it stores meanwhile, and put off what it notes in flight (:class:`_OtherRuns`): each task is
+    looked at in the store just before it is computed.
     """
     check_limit(timeout_s)
     started = time.perf_counter()
@@ -960,7 +1029,8 @@ def score_blocks(
         # moved after a complete run stopped every other metric of the run).
         pending = {(r.id, r.config_hash) for t in head for r in t.requests}
         refuse_unusable([r for r in requests if (r.id, r.config_hash) in pending])
-        planned = itertools.chain(head, itertools.chain.from_iterable(plan(b) for b in it))
+        planned = _OtherRuns(store, summary, left).screen(
+            itertools.chain(head, itertools.chain.from_iterable(plan(b) for b in it)))
         again_apart = _one_per_child(CRASHED_AGAIN)
         def guarded(task: Task) -> list[ResultRow]:
             item_id = task.item.item_id

@@ -798,6 +798,23 @@ class ResultStore:
             metrics.extend(m for m in note["metrics"] if m not in metrics)
         return out
 
+    def in_flight_elsewhere(self) -> dict[str, list[dict[str, Any]]]:
+        """The items other processes still running on this host have noted in flight
+        (:meth:`note_in_flight`), each with those notes (``host``, ``pid``, ``at``: when noted, UTC ISO
+        text, ``metrics``...): what an overlapping run (the same command launched twice) is computing
+        now. This process's notes, those of processes that have ended and those of other hosts (which
+        cannot be checked from here: :meth:`in_flight`) are left out."""
+        stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
+        with self._guard("read"), self._read() as conn:
+            raw = conn.execute(stmt).scalars().all()
+        me = _this_process()
+        out: dict[str, list[dict[str, Any]]] = {}
+        for value in sorted(raw):
+            note = _in_flight_note(value)
+            if note is not None and not _same_process(note, me) and not _ended(note, me):
+                out.setdefault(note["item_id"], []).append(note)
+        return out
+
     def close(self) -> None:
         """Release all database connections. The store cannot be used afterwards."""
         self._engine.dispose()
