@@ -67,3 +67,77 @@ def test_judgments_another_run_stored_meanwhile_are_counted_apart(
         s = judge_items(make_items(["a", "b"]), cfg, [pa], store, cache=cache, decode_workers=0)
         assert (s.scored, s.unscored, s.failed, s.duplicates, s.computed, s.total) == (1, 0, 0, 1, 2, 2)
         assert store.count(include_superseded=True) == 2
+
+
+def _judged_elsewhere(tmp_path: Path, item: Item, cfg: Any) -> list[ResultRow]:
+    """The rows another run of the same judge stores for ``item`` (judged into a store of its own)."""
+    with ResultStore(tmp_path / "theirs.sqlite") as theirs, ResponseCache(tmp_path / "theirs-cache") as cache:
+        judge_items([item], cfg, [get_rubric("pa")], theirs, cache=cache, decode_workers=0)
+        return theirs.rows()
+
+
+def test_a_second_launch_does_not_send_what_the_first_stored_meanwhile(
+    tmp_path: Path, make_items: MakeItems, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The same `judge` launched twice: the first stores b while this run judges a. Before, this run then
+    sent b's request too, and the store threw the reply away (the judge's bill twice); now it looks in
+    the store before sending, and leaves b to the first."""
+    cfg = make_judge({"name": "m", "backend": "mock", "model": "m", "replies": [REPLY]})
+    a, b = make_items(["a", "b"])
+    rows_b = _judged_elsewhere(tmp_path, b, cfg)
+    judge_one = _judge.judge_one
+    with ResultStore(tmp_path / "r.sqlite") as store, ResultStore(tmp_path / "r.sqlite") as first, \
+            ResponseCache(tmp_path / "c") as cache:
+
+        async def first_stores_b(item: Item, *args: Any, **kwargs: Any) -> list[ResultRow]:
+            rows = await judge_one(item, *args, **kwargs)
+            if item.item_id == "a":
+                first.add(rows_b)
+            return rows
+
+        monkeypatch.setattr(_judge, "judge_one", first_stores_b)
+        with caplog.at_level("WARNING", logger="robojudge.run._judge"):
+            s = judge_items([a, b], cfg, [get_rubric("pa")], store, cache=cache, decode_workers=0,
+                            items_in_flight=1)
+        assert (s.stats.sent, s.scored, s.duplicates) == (1, 1, 0)  # before: 2 sent, b's reply thrown away
+        assert (s.by_other_run, s.skipped) == (1, 1)
+        assert store.count(include_superseded=True) == 2
+    assert any("another run stored judgments" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("stores", [True, False], ids=["first-stores", "first-dies"])
+def test_an_item_another_running_judge_has_in_flight_is_left_to_it_and_checked_at_the_end(
+    tmp_path: Path, make_items: MakeItems, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    stores: bool,
+) -> None:
+    """A live process notes b in flight (the first launch, decoding it): b is put last, with a warning
+    naming that process. If it stores b while this run judges a, b is never sent from here; if it dies
+    without storing, b is judged here at the end."""
+    cfg = make_judge({"name": "m", "backend": "mock", "model": "m", "replies": [REPLY]})
+    b, a = make_items(["b", "a"])
+    rows_b = _judged_elsewhere(tmp_path, b, cfg)
+    judge_one = _judge.judge_one
+    db = tmp_path / "r.sqlite"
+    ResultStore(db).close()
+    with noting_process(db, {"b": ["judge:m:pa"]}) as first, ResultStore(db) as store, \
+            ResponseCache(tmp_path / "c") as cache:
+
+        async def first_ends(item: Item, *args: Any, **kwargs: Any) -> list[ResultRow]:
+            if item.item_id == "a":  # (b, first in the manifest, was put off)
+                if stores:
+                    store.add(rows_b)
+                first.kill()
+                first.communicate(timeout=60)
+            return await judge_one(item, *args, **kwargs)
+
+        monkeypatch.setattr(_judge, "judge_one", first_ends)
+        with caplog.at_level("WARNING", logger="robojudge.run._judge"):
+            s = judge_items([b, a], cfg, [get_rubric("pa")], store, cache=cache, decode_workers=0,
+                            items_in_flight=1)
+        warned = [r.getMessage() for r in caplog.records if f"pid {first.pid}," in r.getMessage()]
+        assert len(warned) == 1 and "1 item(s) of this run (b)" in warned[0]
+        if stores:
+            assert (s.stats.sent, s.scored, s.by_other_run) == (1, 1, 1)
+        else:  # the first launch died: b is judged here
+            assert (s.stats.sent, s.scored, s.by_other_run) == (2, 2, 0)
+        assert sorted(r.item_id for r in store.rows()) == ["a", "b"]

@@ -340,6 +340,9 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
     if s.duplicates:
         console.print(f"{s.duplicates} judged by another run meanwhile, not stored", highlight=False,
                       markup=False)
+    if s.by_other_run:
+        console.print(f"{s.by_other_run} of those already stored were stored by another run while this one "
+                      "went on: left to it, not sent again", highlight=False, markup=False)
     shared = f" ({st.shared} shared with an identical request in flight)" if st.shared else ""
     line = (
         f"judge {name}: {st.sent} requests sent ({st.retries} retries, {st.failed_attempts} failed), "

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
 from robojudge.suite import Item, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, shared_decoder
+
+_log = logging.getLogger(__name__)
 
 OPEN_FILES_BASE = 32
 """Open files a local judge run needs besides one connection per request in flight: the interpreter's,
@@ -167,6 +170,60 @@ class _DecodeNotes:
         self.store.clear_in_flight([i for i in item_ids if i in self.ours])
 
 
+class _OtherRuns:
+    """Another run of the same items at the same time (the same ``judge`` command launched twice).
+
+    Items another process still running on this host notes in flight (decoding their video) are put
+    last, with one warning per such process; and each item is looked at in the store just before its
+    requests are sent: if another run stored its judgments since this run planned, nothing is sent for
+    it (counted in ``by_other_run`` and ``skipped``). Before, a second launch sent every request the first
+    had not stored yet, and the store threw the replies away: the judge's bill twice.
+    """
+
+    def __init__(self, store: ResultStore, summary: JudgeRunSummary) -> None:
+        self.store, self.summary = store, summary
+        self.said = False
+
+    def order(self, todo: list[TodoEntry]) -> list[TodoEntry]:
+        """``todo`` with the items other running processes note in flight last, said once per process."""
+        busy = self.store.in_flight_elsewhere()
+        later = [entry for entry in todo if entry[0].item_id in busy]
+        by_process: dict[tuple[str, str], list[str]] = {}
+        since: dict[tuple[str, str], str] = {}
+        for item, _, _ in later:
+            for note in busy[item.item_id]:
+                who = (str(note.get("host")), str(note.get("pid")))
+                by_process.setdefault(who, []).append(item.item_id)
+                since[who] = min(since.get(who, str(note.get("at"))), str(note.get("at")))
+        for (host, pid), ids in by_process.items():
+            _log.warning("another run (host %s, pid %s, since %s) is working on %d item(s) of this run (%s): "
+                         "they are left to it and checked again at the end of this run", host, pid,
+                         since[host, pid], len(ids), ", ".join(ids[:3]))
+        return [entry for entry in todo if entry[0].item_id not in busy] + later
+
+    def stored(self, item: Item, plans: Sequence[JudgePlan], prints: Sequence[str]) -> bool:
+        """Whether the store now holds every judgment of ``item`` by ``plans`` from its inputs as planned
+        (under a plan's fallback too); if so, they are counted as stored by another run."""
+        for plan, fp in zip(plans, prints, strict=True):
+            if not any(self._has(item.item_id, p, fp) for p in (plan, plan.fallback) if p is not None):
+                return False
+        self.summary.by_other_run += len(plans)
+        self.summary.skipped += len(plans)
+        if not self.said:
+            self.said = True
+            _log.warning("another run stored judgments of items of this run while it went on (the same "
+                         "command launched twice?): those are left to it, their requests not sent again")
+        return True
+
+    def _has(self, item_id: str, plan: JudgePlan, fp: str) -> bool:
+        found = self.store.current_fingerprints(plan.metric_id, plan.config_hash, plan.version,
+                                                item_ids=[item_id])
+        return item_id in found and (not fp or found[item_id] == fp)
+
+
+TodoEntry = tuple[Item, tuple[JudgePlan, ...], tuple[str, ...]]
+
+
 async def _judge_async(
     todo: list[tuple[Item, tuple[JudgePlan, ...], tuple[str, ...]]],
     engine: JudgeEngine,
@@ -180,8 +237,9 @@ async def _judge_async(
     notes: _DecodeNotes,
 ) -> None:
     writer = Writer(store, summary, progress)
-    queue: asyncio.Queue[tuple[Item, tuple[JudgePlan, ...], tuple[str, ...]]] = asyncio.Queue()
-    for entry in todo:
+    others = _OtherRuns(store, summary)
+    queue: asyncio.Queue[TodoEntry] = asyncio.Queue()
+    for entry in others.order(todo):
         queue.put_nowait(entry)
 
     done = 0
@@ -191,6 +249,8 @@ async def _judge_async(
         nonlocal done, halted
         while not queue.empty() and writer.failed is None and halted is None:
             item, plans, prints = queue.get_nowait()
+            if others.stored(item, plans, prints):  # another run stored them meanwhile: nothing to send
+                continue
             apart = notes.apart(item.item_id)
             if apart is not None:
                 summary.isolated.append(item.item_id)

@@ -164,6 +164,8 @@ class JudgeRunSummary:
         failed: Pairs whose requests failed (error rows; ``--retry-errors`` tries them again).
         duplicates: Pairs judged here that another run stored first (two runs of the same items
             overlapping): the store kept that run's row; in none of the three counts above.
+        by_other_run: Pairs another run stored while this one went on, found so before their requests
+            were sent here, and left to it (counted in ``skipped`` too).
         seconds: Wall time.
         interrupted: The run was stopped (Ctrl-C); what finished is stored.
         errors: The first ``KEPT_ERRORS`` (1,000) error and unscored rows (``failed`` and ``unscored``
@@ -197,6 +199,7 @@ class JudgeRunSummary:
     unscored: int = 0
     failed: int = 0
     duplicates: int = 0
+    by_other_run: int = 0
     seconds: float = 0.0
     interrupted: bool = False
     errors: list[ResultRow] = field(default_factory=list)
