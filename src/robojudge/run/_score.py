@@ -6,6 +6,7 @@ taken when the run is planned; a stored row whose inputs changed since is recomp
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 import logging
@@ -887,61 +888,98 @@ def refuse_main_defined(mine: Sequence[str]) -> None:
 class _OtherRuns:
     """What other runs of the same items (the same command launched twice) do while this one goes on.
 
-    Each task is looked at just before it is given to the executor: if the store holds its results now
-    (another run stored them since this run planned), it is left out, counted in ``by_other_run``; if
-    a process still running on this host notes its item in flight (:meth:`ResultStore.in_flight_elsewhere`),
-    it is put off, with one warning per such process, and looked at again once the other tasks are
-    given out: left out if stored by then, else computed here (the other run may have died or
-    stopped). Without this, a second launch computed everything the first had not stored yet, and the
-    store threw all of it away.
+    The tasks are looked at in the store shortly before they are given to the executor, the next
+    :attr:`AHEAD` at a time: a task whose results the store holds now (another run stored them since
+    this run planned) is left out, counted in ``by_other_run``; one whose item a process still running
+    on this host notes in flight (:meth:`ResultStore.in_flight_elsewhere`) is put off, with one warning
+    per such process, and looked at again once the other tasks are given out: left out if stored by
+    then, else computed here (the other run may have died or stopped). Without this, a second launch
+    computed everything the first had not stored yet, and the store threw all of it away.
+
+    A look costs a few milliseconds (two reads): it is taken at most every :attr:`SPACING` times as long
+    as the last one took, so that it costs a few percent of a run of quick metrics, and before every
+    task of slow ones.
     """
+
+    AHEAD = 64
+    SPACING = 20.0
 
     def __init__(self, store: ResultStore, summary: RunSummary, left: Outstanding) -> None:
         self.store, self.summary, self.left = store, summary, left
+        self._took = 0.0
+        self._last: float | None = None
 
     def screen(self, tasks: Iterable[Task]) -> Iterator[Task]:
+        upstream = iter(tasks)
+        ahead: collections.deque[Task] = collections.deque()
         later: list[Task] = []
-        for task in tasks:
-            if self._stored(task):
-                continue
-            busy = self.store.in_flight_elsewhere().get(task.item.item_id)
-            if busy:
-                self._warn(busy)
-                later.append(task)
-                continue
-            yield task
+        while True:
+            while len(ahead) < self.AHEAD and (task := next(upstream, None)) is not None:
+                ahead.append(task)
+            if not ahead:
+                break
+            now = time.perf_counter()
+            if self._last is None or now - self._last >= self.SPACING * self._took:
+                kept = self._look(list(ahead), later)
+                self._last, self._took = time.perf_counter(), time.perf_counter() - now
+                ahead = collections.deque(kept)
+                if not ahead:
+                    continue
+            yield ahead.popleft()
         if later:
             _log.info("looking again at the %d tasks left to another run", len(later))
-        for task in later:
-            if not self._stored(task):
-                yield task
+            stored = self._stored(later)
+            yield from (task for k, task in enumerate(later) if k not in stored)
 
-    def _stored(self, task: Task) -> bool:
-        """Whether the store holds every result of ``task`` from the inputs it was planned with; if it
-        does, the task is counted as stored by another run."""
-        item_id = task.item.item_id
-        for i, r in enumerate(task.requests):
-            found = self.store.current_fingerprints(r.id, r.config_hash, r.spec.version, item_ids=[item_id])
-            if item_id not in found or (task.fingerprint(i) and found[item_id] != task.fingerprint(i)):
-                return False
-        n = len(task.requests)
-        self.summary.by_other_run += n
-        self.summary.skipped += n
-        for r in task.requests:
-            self.left.remove(r.id, task.size)
-        return True
+    def _look(self, tasks: list[Task], later: list[Task]) -> list[Task]:
+        """``tasks`` less those stored now and those put off (onto ``later``)."""
+        stored = self._stored(tasks)
+        busy = self.store.in_flight_elsewhere()
+        kept = []
+        for k, task in enumerate(tasks):
+            if k in stored:
+                continue
+            if task.item.item_id in busy:
+                self._warn(busy[task.item.item_id], busy)
+                later.append(task)
+                continue
+            kept.append(task)
+        return kept
 
-    def _warn(self, notes: Sequence[dict[str, Any]]) -> None:
+    def _stored(self, tasks: Sequence[Task]) -> set[int]:
+        """The positions of the tasks whose every result the store holds now, from the inputs they were
+        planned with; those are counted as stored by another run."""
+        wanted: dict[tuple[str, str, str], set[str]] = {}
+        for task in tasks:
+            for r in task.requests:
+                wanted.setdefault((r.id, r.config_hash, r.spec.version), set()).add(task.item.item_id)
+        found = {key: self.store.current_fingerprints(*key, item_ids=sorted(ids))
+                 for key, ids in wanted.items()}
+        out: set[int] = set()
+        for k, task in enumerate(tasks):
+            item_id = task.item.item_id
+            prints = [(found[(r.id, r.config_hash, r.spec.version)].get(item_id), task.fingerprint(i))
+                      for i, r in enumerate(task.requests)]
+            if all(got is not None and (not fp or got == fp) for got, fp in prints):
+                out.add(k)
+                self.summary.by_other_run += len(task.requests)
+                self.summary.skipped += len(task.requests)
+                for r in task.requests:
+                    self.left.remove(r.id, task.size)
+        return out
+
+    def _warn(self, notes: Sequence[dict[str, Any]], busy: dict[str, list[dict[str, Any]]]) -> None:
         for note in notes:
             who = f"{note.get('host')} {note.get('pid')}"
             if who in self.summary.other_runs:
                 continue
             self.summary.other_runs.append(who)
-            mine = [item for item, its in self.store.in_flight_elsewhere().items()
-                    if any(f"{n.get('host')} {n.get('pid')}" == who for n in its)]
+            theirs = [item for item, its in busy.items()
+                      if any(f"{n.get('host')} {n.get('pid')}" == who for n in its)]
             _log.warning("another run (host %s, pid %s, computing since %s) is computing %d item(s) of this "
                          "run (%s): they are left to it and checked again at the end of this run",
-                         note.get("host"), note.get("pid"), note.get("at"), len(mine), ", ".join(mine[:3]))
+                         note.get("host"), note.get("pid"), note.get("at"), len(theirs),
+                         ", ".join(theirs[:3]))
 
 
 def _marking_last(blocks: Iterable[Sequence[Item]], summary: RunSummary) -> Iterator[Sequence[Item]]:
@@ -986,8 +1024,8 @@ def score_blocks(
     on another host cannot be checked and is taken for a crash (:meth:`ResultStore.in_flight`).
 
     Another run of the same items going on at the same time (the same command launched twice) is left
-    what it stores meanwhile, and put off what it notes in flight (:class:`_OtherRuns`): each task is
-    looked at in the store just before it is computed.
+    what it stores meanwhile, and put off what it notes in flight (:class:`_OtherRuns`): the tasks are
+    looked at in the store shortly before they are computed.
     """
     check_limit(timeout_s)
     started = time.perf_counter()
