@@ -52,6 +52,15 @@ def ray_model(item, config: MarkConfig) -> Score:
     return _marked(item, config)
 
 
+@metric("test_ray_model_crash", family="baseline", provider="model",
+        resources=Resources(cpus=1, memory_mb=64), **COMMON)
+def ray_model_crash(item, config) -> Score:
+    """A model-backed metric (it runs on an actor) that kills its worker on an item named ``crash...``."""
+    if item.item_id.startswith("crash"):
+        os._exit(3)
+    return Score(value=1.0, details={"pid": os.getpid()})
+
+
 def raises_on_two(task: int) -> int:
     """Executor test task: raises for 2 (an exception its own function does not catch)."""
     if task == 2:

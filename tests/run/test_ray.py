@@ -146,11 +146,39 @@ def test_failures_are_error_rows_not_a_crashed_run(head: None, tmp_path: Path) -
         errors = {(r.item_id, r.metric): r.error for r in store.rows() if r.status == "error"}
     assert run.failed == len(errors)
     assert "ZeroDivisionError" in errors[("item00boom", "test_boom")]
-    # The crashing item takes its task's other rows with it: they ran in the same worker.
-    assert "the Ray worker died" in errors[("item00crash", "test_crash")]
-    assert "1 attempt)" in errors[("item00crash", "test_crash")]
-    assert {k for k in errors if k[0] != "item00crash"} == {("item00boom", "test_boom")}
+    # The crashing metric costs its own row: its task's other metric is computed again alone.
+    assert errors[("item00crash", "test_crash")].startswith(
+        "the Ray worker died while scoring this item (1 attempt)")
+    assert set(errors) == {("item00boom", "test_boom"), ("item00crash", "test_crash")}
     assert run.ok + run.failed == 10
+
+
+@pytest.mark.parametrize("crasher", ["test_crash", "test_ray_model_crash"], ids=["task", "actor"])
+def test_a_metric_that_kills_its_worker_costs_only_its_own_rows(head: None, ray_toy: ModuleType,
+                                                                tmp_path: Path, crasher: str) -> None:
+    """A task whose worker dies on every attempt is computed again one metric per Ray task (an actor's
+    too), so that the item's other metrics are stored, as with the local pool; before, each of them got
+    "the Ray worker died" (audit "ray", F1)."""
+    import numpy as np
+
+    from robojudge.video import write_video
+
+    items = []
+    for name in ("crash03", "it01", "it02"):
+        write_video(tmp_path / f"{name}.mp4", np.full((8, 32, 32, 3), 60, np.uint8), fps=4)
+        items.append(Item(item_id=name, video=str(tmp_path / f"{name}.mp4"), instruction="x"))
+    reqs = build_requests([crasher, "pixel_frame_consistency"])
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        run = score_items(items, reqs, store, executor=RayExecutor(max_retries=0))
+        status = {(r.item_id, r.metric): r.status for r in store.rows()}
+        (error,) = [r.error for r in store.rows(status="error")]
+        assert status[("crash03", "pixel_frame_consistency")] == "ok"
+        assert {k for k, v in status.items() if v != "ok"} == {("crash03", crasher)}
+        assert (run.ok, run.failed) == (5, 1)
+        assert error == ("the Ray worker died while scoring this item (1 attempt); "
+                         "--retry-errors tries it again")
+        again = score_items(items, reqs, store, executor=RayExecutor(max_retries=0), retry_errors=True)
+        assert (again.ok, again.failed, again.skipped) == (0, 1, 5)
 
 
 def test_the_time_limit_holds_on_ray_workers(head: None, tmp_path: Path) -> None:
@@ -164,9 +192,10 @@ def test_the_time_limit_holds_on_ray_workers(head: None, tmp_path: Path) -> None
     assert run.ok == 4
     soft = errors[("item00hang", "test_hang")]
     hard = errors[("item00hang", "test_hang_native")]
-    # test_hang ran first in the task: stopped, then test_hang_native ended the worker and its task
-    assert "the Ray worker died" in soft and soft == hard
-    assert "time limit (0.5 s, --timeout)" in hard
+    # test_hang_native ended the worker of the item's task; each metric then ran alone: test_hang was
+    # stopped in a worker that lived on, test_hang_native ended its worker again
+    assert soft.startswith("stopped after the time limit of 0.5 s")
+    assert "the Ray worker died" in hard and "time limit (0.5 s, --timeout)" in hard
     # The soft stop alone: the worker lives on. Ray's own retries (the default) stay on here, so that a
     # task leased to the worker the hard stop above ended, before Ray has cleared it away, runs again
     # rather than failing as "the Ray worker died" (seen once on a loaded machine); a soft stop is no
@@ -270,9 +299,9 @@ def test_two_drivers_doing_the_same_work_store_it_once(head: None, tmp_path: Pat
     class Together(RayExecutor):
         """Sends nothing until both drivers have planned (so neither sees the other's rows)."""
 
-        def map_unordered(self, fn, tasks, on_crash):  # type: ignore[no-untyped-def]
+        def map_unordered(self, fn, tasks, on_crash, **kw):  # type: ignore[no-untyped-def]
             both_planned.wait(timeout=60)
-            yield from super().map_unordered(fn, tasks, on_crash)
+            yield from super().map_unordered(fn, tasks, on_crash, **kw)
 
     def drive() -> None:
         with ResultStore(postgres_db_url) as own:

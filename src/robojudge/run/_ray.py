@@ -10,7 +10,9 @@ CPU-only tasks are Ray tasks; a task with a model-backed metric goes to an actor
 between tasks, so its networks are loaded once per actor (as many actors as leave one task's CPU
 free, see :meth:`RayExecutor._room_for_actor`). Both reserve what the task's metrics declare
 (:mod:`robojudge.run._ray_place`). A worker that dies mid-task is replaced and its task
-retried (``max_retries``); a task that still cannot finish becomes error rows, never a crashed run.
+retried (``max_retries``); a task of several parts (metrics, items) that still cannot finish is run
+again part by part (``split``), and a part that cannot finish alone becomes error rows, never a
+crashed run.
 At most ``workers * prefetch`` tasks are in flight, so the driver's memory does not grow with the
 suite. Ray is imported here only when a run starts.
 """
@@ -21,7 +23,8 @@ import contextlib
 import re
 import signal
 import socket
-from collections.abc import Callable, Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from robojudge import settings
@@ -165,13 +168,21 @@ class _Scorer:
         return fn(task)
 
 
-def _reason(exc: BaseException, retries: int) -> str:
+def _worker_died(exc: BaseException) -> bool:
+    """Whether ``exc`` says the task's worker died (crashed, or killed for memory), not that the task
+    failed in a living worker: a task made of several parts is then worth running again part by part."""
+    ray = import_ray()
+    return isinstance(exc, ray.exceptions.WorkerCrashedError | ray.exceptions.ActorDiedError
+                      | ray.exceptions.OutOfMemoryError)
+
+
+def _reason(exc: BaseException, retries: int, doing: str = "scoring") -> str:
     ray = import_ray()
     if isinstance(exc, ray.exceptions.WorkerCrashedError | ray.exceptions.ActorDiedError):
         n = retries + 1
-        return f"the Ray worker died while scoring this item ({n} attempt{'s' if n > 1 else ''})"
+        return f"the Ray worker died while {doing} this item ({n} attempt{'s' if n > 1 else ''})"
     if isinstance(exc, ray.exceptions.OutOfMemoryError):
-        return "the Ray worker ran out of memory while scoring this item"
+        return f"the Ray worker ran out of memory while {doing} this item"
     first = str(exc).strip().splitlines()
     said = f"Ray could not run this task: {type(exc).__name__}: {first[-1] if first else ''}".rstrip(": ")
     if "RaySystemError" in f"{type(exc).__name__} {exc}":  # the workers' environment, not the item
@@ -315,20 +326,36 @@ class RayExecutor:
         fn: Callable[[T], R],
         tasks: Iterable[T],
         on_crash: Callable[[T, str], R],
+        *,
+        split: Callable[[T], Sequence[T]] | None = None,
+        doing: str = "scoring",
     ) -> Iterator[tuple[T, R]]:
+        """As :meth:`Executor.map_unordered <robojudge.run._executor.Executor.map_unordered>`.
+
+        ``split``: the parts of a task (its metrics, a chunk's items), each a task of its own. A task
+        whose worker died on every attempt (or was killed for memory) and that has more than one part
+        is not a crash yet: its parts are run again, each alone and with its own retries, and are
+        yielded one by one; only a part that dies alone comes back through ``on_crash``, so the part
+        that kills its worker does not cost the others. ``doing``: what a crash reason says the worker
+        was doing to the item ("scoring", "judging").
+        """
         ray = self._ray
         it = iter(tasks)
         limit = self.workers * self._prefetch
         in_flight: dict[Any, tuple[T, Any]] = {}
+        parts: deque[T] = deque()  # of tasks that died, sent before any new task
         exhausted = finished = False
         try:
             while True:
-                while not exhausted and len(in_flight) < limit:
-                    try:
-                        task = next(it)
-                    except StopIteration:
-                        exhausted = True
-                        break
+                while len(in_flight) < limit and (parts or not exhausted):
+                    if parts:
+                        task = parts.popleft()
+                    else:
+                        try:
+                            task = next(it)
+                        except StopIteration:
+                            exhausted = True
+                            break
                     ref, actor = self._submit(fn, task)
                     in_flight[ref] = (task, actor)
                 if not in_flight:
@@ -343,7 +370,11 @@ class RayExecutor:
                     except ray.exceptions.RayError as exc:
                         if isinstance(exc, ray.exceptions.ActorDiedError) and actor is not None:
                             self._drop(actor)
-                        result = on_crash(task, _reason(exc, self._retries))
+                        alone = list(split(task)) if split is not None and _worker_died(exc) else []
+                        if len(alone) > 1:
+                            parts.extend(alone)
+                            continue
+                        result = on_crash(task, _reason(exc, self._retries, doing))
                     yield task, result
             finished = True
         finally:

@@ -670,6 +670,12 @@ def _crash_rows(task: Task, reason: str) -> list[ResultRow]:
     ]
 
 
+def _per_request(task: Task) -> list[Task]:
+    """``task`` as one task per metric, each to be computed alone after the task's process died."""
+    return [replace(task, requests=(req,), fingerprints=(task.fingerprint(i),))
+            for i, req in enumerate(task.requests)]
+
+
 def _one_per_child(reason: str) -> Callable[[Task, str], list[ResultRow]]:
     """What a task whose process died gets: with several metrics, each computed again alone in a child
     process (error rows, ``reason`` and how that child died, for those whose child dies too), so the
@@ -679,8 +685,7 @@ def _one_per_child(reason: str) -> Callable[[Task, str], list[ResultRow]]:
         if len(task.requests) < 2:
             return _crash_rows(task, died)
         rows: list[ResultRow] = []
-        for i, req in enumerate(task.requests):
-            alone = replace(task, requests=(req,), fingerprints=(task.fingerprint(i),))
+        for alone in _per_request(task):
             rows += run_in_child(compute_task, alone, _crash_rows, reason)
         return rows
 
@@ -1091,10 +1096,16 @@ def score_blocks(
                 summary.crashed_again.append(item_id)
             return rows
 
-        # A local pool reruns a task that killed its worker alone, then (here) each of its metrics alone.
-        on_crash = (_one_per_child("the worker process died while scoring this item")
-                    if isinstance(ex, LocalProcessExecutor) else _crash_rows)
-        results = ex.map_unordered(guarded if in_process else compute_task, planned, on_crash)
+        # A local pool reruns a task that killed its worker alone, then (here) each of its metrics alone;
+        # Ray runs each metric of such a task again as a task of its own.
+        from robojudge.run._ray import RayExecutor
+
+        if isinstance(ex, RayExecutor):
+            results = ex.map_unordered(compute_task, planned, _crash_rows, split=_per_request)
+        else:
+            on_crash = (_one_per_child("the worker process died while scoring this item")
+                        if isinstance(ex, LocalProcessExecutor) else _crash_rows)
+            results = ex.map_unordered(guarded if in_process else compute_task, planned, on_crash)
         pace = RunPace()
         for task, computed in results:
             rows, changed = _inputs_now(task, computed)
