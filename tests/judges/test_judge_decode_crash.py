@@ -15,30 +15,14 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _decode_crash import plant
 
 from _in_flight import note_from_ended_process
 from robojudge.store import ResultStore
-
-SITECUSTOMIZE = textwrap.dedent("""
-    import ctypes
-    import os
-
-    import av
-
-    _open = av.open
-
-    def _open_or_crash(file, *args, **kwargs):
-        if os.path.basename(str(file)).startswith("crash"):
-            ctypes.string_at(0)  # a real segfault, as a broken native decoder gives
-        return _open(file, *args, **kwargs)
-
-    av.open = _open_or_crash
-""")
 
 REPLY = json.dumps({"reasoning": "r", "physical_adherence": 3})
 JUDGES = f'[judges.m]\nbackend = "mock"\nmodel = "m"\nconcurrency = 1\nreplies = [{json.dumps(REPLY)}]\n'
@@ -50,11 +34,9 @@ def setup(tmp_path: Path, make_items: Any) -> tuple[list[str], dict[str, str], P
     manifest = tmp_path / "suite.jsonl"
     manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
     (tmp_path / "judges.toml").write_text(JUDGES)
-    plant = tmp_path / "plant"
-    plant.mkdir()
-    (plant / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    planted = plant(tmp_path / "plant")
     env = {**os.environ, "COLUMNS": "200", "ROBOJUDGE_CACHE_DIR": str(tmp_path / "cache"),
-           "PYTHONPATH": os.pathsep.join([str(plant), os.environ.get("PYTHONPATH", "")])}
+           "PYTHONPATH": os.pathsep.join([str(planted), os.environ.get("PYTHONPATH", "")])}
     db = tmp_path / "r.sqlite"
     cmd = [sys.executable, "-m", "robojudge", "judge", str(manifest), "--judge", "m", "--judges",
            str(tmp_path / "judges.toml"), "--rubric", "pa", "--db", str(db), "--no-progress",

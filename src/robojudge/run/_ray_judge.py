@@ -5,7 +5,9 @@ pending items in chunks; a worker builds the judge's backend and engine, decodes
 and sends its requests with the judge's ``concurrency`` (so the server sees up to that many
 requests per worker), and returns the rows and its request counters. Rows are stored by the
 driver as chunks come back, with the store's insert that skips a stored key: a retried chunk adds
-nothing. Each worker keeps its own response cache (the default cache folder of its machine).
+nothing. A chunk whose worker died on every attempt (a video that crashes the decoder) is judged again
+one item per task, so that only the item that kills its worker alone gets error rows. Each worker keeps
+its own response cache (the default cache folder of its machine).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from robojudge.judges import (
 )
 from robojudge.run._executor import Executor, OpenFilesError
 from robojudge.run._judge_rows import Writer, error_row, inputs_now, judge_one
+from robojudge.run._ray import RayExecutor
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 
@@ -116,8 +119,15 @@ def judge_chunk(chunk: JudgeChunk) -> ChunkResult:
     return [row for rows in found for row in rows], _counters(engine.stats), changed
 
 
+def one_per_item(chunk: JudgeChunk) -> list[JudgeChunk]:
+    """``chunk`` as chunks of one item each: on Ray, a chunk whose worker died is judged again item by
+    item, so that a video that crashes its worker (a decoder's segfault) costs that item only."""
+    return [dataclasses.replace(chunk, entries=(entry,)) for entry in chunk.entries]
+
+
 def crash_rows(chunk: JudgeChunk, reason: str) -> ChunkResult:
-    """Error rows for every pair of a chunk whose worker could not finish it."""
+    """Error rows for every pair of a chunk whose worker could not finish it (on Ray, a chunk of one item
+    once its worker died: :func:`one_per_item`)."""
 
     rows = [error_row(item, plan, reason, fp) for item, plans, prints in chunk.entries
             for plan, fp in zip(plans, prints, strict=True)]
@@ -137,13 +147,18 @@ def judge_distributed(
     reask_unparsable: bool,
 ) -> None:
     """Judge ``todo`` through ``executor`` (chunks of twice the judge's concurrency), storing each
-    chunk's rows as it comes back and adding its request counters to ``summary.stats``."""
+    chunk's rows as it comes back and adding its request counters to ``summary.stats``. On Ray, a chunk
+    whose worker died is judged again one item per task before any of its items gets an error row."""
 
     writer = Writer(store, summary, progress)
     judge = engine.config
     chunked = chunks(todo, 2 * judge.concurrency, judge=judge, frames=frames, scoring=engine.scoring,
                      samples=samples, reask_unparsable=reask_unparsable)
-    results = executor.map_unordered(judge_chunk, chunked, crash_rows)
+    if isinstance(executor, RayExecutor):
+        results = executor.map_unordered(judge_chunk, chunked, crash_rows, split=one_per_item,
+                                         doing="judging")
+    else:
+        results = executor.map_unordered(judge_chunk, chunked, crash_rows)
     try:
         for _, (rows, counters, changed) in results:
             add_counters(summary.stats, counters)
