@@ -4,7 +4,8 @@ for the module (2 CPUs, 127.0.0.1) whose workers carry the planted decoder crash
 
 A video that crashes its worker costs that item only: the chunk it was judged in is judged again one item
 per task. Before, every item of the chunk got "the Ray worker died while scoring this item", on every
-rerun (audit "ray", F2).
+rerun (audit "ray", F2). ``--workers`` caps the chunks judged at once, so a server sees at most
+``--workers`` x ``--concurrency`` requests; before, the option did not exist (audit "ray", F3).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from typing import Any
 import pytest
 from _decode_crash import plant
 from _judge_server import FakeServer, Reply
+from typer.testing import CliRunner
 
+from robojudge.cli import app
 from robojudge.judges import ResponseCache, get_rubric, make_judge
 from robojudge.run import judge_items
 from robojudge.run._ray import RayExecutor
@@ -64,3 +67,21 @@ def test_a_video_that_crashes_its_worker_costs_that_item_only(head: None, tmp_pa
             again = judge_items(items, judge, [get_rubric("pa")], store, cache=cache, retry_errors=True,
                                 executor=RayExecutor(max_retries=0))
             assert (again.skipped, again.failed) == (4, 1)
+
+
+def test_workers_caps_the_chunks_judged_at_once(head: None, tmp_path: Path, make_items: Any) -> None:
+    items = make_items([f"i{n}" for n in range(8)])
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(it.model_dump(exclude_none=True)) + "\n" for it in items))
+    with FakeServer(lambda body, n: Reply(REPLY, delay=0.3)) as srv:
+        (tmp_path / "judges.toml").write_text(
+            f'[judges.t]\nbackend = "openai"\nmodel = "m-cap"\nbase_url = "{srv.url}"\nconcurrency = 2\n')
+        # Ray is up in this process with 2 CPUs: both chunks of 4 would run at once, 4 requests in flight.
+        res = CliRunner().invoke(app, [
+            "judge", str(manifest), "--judge", "t", "--judges", str(tmp_path / "judges.toml"), "--rubric",
+            "pa", "--db", str(tmp_path / "r.sqlite"), "--no-progress", "--executor", "ray", "--workers", "1"])
+        assert res.exit_code == 0, res.output
+        assert srv.count == 8
+        assert srv.max_in_flight == 2
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        assert store.count() == 8 and not store.rows(status="error")

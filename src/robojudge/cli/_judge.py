@@ -529,6 +529,11 @@ def judge(
         None, "--split-of", help="EXPORT_DIR:SPLIT: judge only the items of one split of a `robojudge train "
         "export` (e.g. runs/judge-data:test, a trained judge's held-out items; docs/training.md)."
     ),
+    workers: int | None = typer.Option(
+        None, "--workers", "-w", min=1, help="With --executor ray: chunks judged at once, each with "
+        "--concurrency requests in flight \\[default: the cluster's CPUs]; --address local starts Ray "
+        "with this many CPUs.",
+    ),
 ) -> None:
     """Judge every item of SUITE with a VLM judge; rerun to resume. Metric ids: judge:NAME:RUBRIC.
 
@@ -538,6 +543,11 @@ def judge(
     """
     # (--decode-workers replaces ROBOJUDGE_DECODE_WORKERS: a bad value of it is then not read)
     check_settings(skip=("decode_workers",) if decode_workers is not None else ())
+    if workers is not None and executor != "ray":
+        # Judged here, the requests in flight are --concurrency and videos decode in --decode-workers
+        # processes: there are no workers whose number this could set.
+        raise fail(f"--workers {workers} is for --executor ray (chunks of items judged on Ray workers); a "
+                   "local run sends --concurrency requests at once and decodes in --decode-workers processes")
     fleet = fleet_endpoints(base_url or [], concurrency)
     overrides = {
         "model": model,
@@ -584,6 +594,7 @@ def judge(
                 executor=None if executor == "local" and address is None else executor,
                 address=address,
                 only_items=only,
+                workers=workers,
             )
     except RunInterrupted as exc:  # what was judged is stored: said below as for a whole run, then 130
         if not isinstance(exc.run, JudgeSuiteRun):

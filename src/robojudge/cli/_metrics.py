@@ -187,6 +187,10 @@ def sets_cmd(
                                  "(each group a task on a Ray cluster; see docs/ray.md)."),
     address: str | None = typer.Option(None, "--address", help="With --executor ray: auto, local, "
                                        "ray://HOST:PORT or HOST:PORT \\[default: auto]."),
+    workers: int | None = typer.Option(
+        None, "--workers", "-w", min=1, help="Worker processes computing groups \\[default: 1, in this "
+        "process]; with --executor ray, groups computed at once \\[default: the cluster's CPUs]."
+    ),
     timeout: float | None = typer.Option(
         None, "--timeout", min=0.001, help="Seconds one metric may take on one group; past it the group's "
         "rows are errors saying so and the run goes on \\[default: no limit]. See docs/performance.md."
@@ -219,16 +223,17 @@ def sets_cmd(
     if out is not None:
         check_out_file(out)
     if not store and (executor != "local" or address is not None or rescore_libraries or rescore_unknown
-                      or timeout is not None):
-        raise fail("--executor, --address, --rescore-libraries, --rescore-unknown and --timeout work on the "
-                   "store; drop --no-store")
+                      or timeout is not None or workers is not None):
+        raise fail("--executor, --address, --workers, --rescore-libraries, --rescore-unknown and --timeout "
+                   "work on the store; drop --no-store")
     where = None
     try:
         with warnings_said_once(LookAlikeGroupsWarning):
             if store:
                 run = score_set_suite(suite, ids, by=group_by, db=db, run_dir=run_dir,
                                       configs=parse_settings(settings), retry_errors=retry_errors,
-                                      executor=executor, address=address, rescore_libraries=rescore_libraries,
+                                      executor=executor, address=address, workers=workers,
+                                      rescore_libraries=rescore_libraries,
                                       rescore_unknown=rescore_unknown, timeout_s=timeout)
                 problems, rows, where = run.manifest_problems, run.rows, run
             else:

@@ -13,8 +13,8 @@ free, see :meth:`RayExecutor._room_for_actor`). Both reserve what the task's met
 retried (``max_retries``); a task of several parts (metrics, items) that still cannot finish is run
 again part by part (``split``), and a part that cannot finish alone becomes error rows, never a
 crashed run.
-At most ``workers * prefetch`` tasks are in flight, so the driver's memory does not grow with the
-suite. Ray is imported here only when a run starts.
+At most ``workers * prefetch`` tasks are in flight (``workers`` where the cluster has more CPUs than
+that), so the driver's memory does not grow with the suite. Ray is imported here only when a run starts.
 """
 
 from __future__ import annotations
@@ -203,7 +203,8 @@ class RayExecutor:
             that connection is used whatever the address. An address (``HOST:PORT``, ``ray://``, or
             ``$RAY_ADDRESS`` for ``auto``) where nothing accepts a connection within
             :data:`CONNECT_TIMEOUT_S` is a :class:`RayUnavailableError`; any other text a ``ValueError``.
-        workers: Tasks running at once; default: the cluster's CPUs.
+        workers: Tasks running at once; default: the cluster's CPUs. Where the cluster has more CPUs,
+            no more than ``workers`` tasks are sent at once (no ``prefetch``).
         max_retries: Times Ray runs a task again after its worker died (and restarts an actor).
         prefetch: Tasks queued per running task, so no worker waits for the driver.
         placement: A task's resources (default :func:`~robojudge.run._ray_place.task_placement`).
@@ -341,7 +342,7 @@ class RayExecutor:
         """
         ray = self._ray
         it = iter(tasks)
-        limit = self.workers * self._prefetch
+        limit = self._in_flight_limit()
         in_flight: dict[Any, tuple[T, Any]] = {}
         parts: deque[T] = deque()  # of tasks that died, sent before any new task
         exhausted = finished = False
@@ -385,6 +386,15 @@ class RayExecutor:
                     # Already finished or its worker gone: nothing to stop.
                     with contextlib.suppress(Exception):
                         ray.cancel(ref, force=actor is None)
+
+    def _in_flight_limit(self) -> int:
+        """Tasks sent at once: ``workers * prefetch``, so that no worker waits for the driver, where Ray
+        runs no more than ``workers`` of them at a time (the cluster has no more CPUs); ``workers`` where
+        it has more CPUs than the ``workers`` asked for, since Ray would run every task sent whose CPU is
+        free, and ``workers`` caps the tasks running at once (a judge server's requests in flight)."""
+        if self._asked is not None and self._asked < self._cluster.get("CPU", 1.0):
+            return self.workers
+        return self.workers * self._prefetch
 
     def _drop(self, actor: Any) -> None:
         for pool in self._pools.values():
