@@ -82,3 +82,33 @@ def test_a_local_instance_leaves_its_session_folder_and_no_process(tmp_path: Pat
     for said in ("`ray/session_<date>_<time>_<pid>/`", "else in `$TMPDIR` (on Linux)", "`$RAY_TMPDIR`",
                  "Ray never removes them", "`ray::DashboardAgent`", "`~/.ray/auth_token`"):
         assert said in doc, said
+
+
+def test_rays_own_lines_stay_out_of_a_runs_output(tmp_path: Path, short_tmp: Path) -> None:
+    """A run on a private instance writes what a local run writes: not Ray's lines on starting it ("Started
+    a local Ray instance", the auth token's WARNING) nor its raylet's notes on a dead worker and a retried
+    task, which came with colour codes even into a file (audit "ray", F4). robojudge's own warning and
+    error row say how the task ended."""
+    manifest = tmp_path / "suite.jsonl"
+    manifest.write_text("".join(json.dumps({"item_id": i, "video": "v.mp4", "instruction": "x"}) + "\n"
+                                for i in ("a", "crash")))
+    (tmp_path / "v.mp4").write_bytes(b"never opened: test_crash reads the instruction only")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_TMPDIR", "RAY_ADDRESS", "RAY_COLOR_PREFIX")}
+    env.update(TMPDIR=str(short_tmp), HOME=str(home), ROBOJUDGE_CACHE_DIR=str(tmp_path / "cache"),
+               ROBOJUDGE_PLUGINS="_toy_metrics",
+               PYTHONPATH=os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")]))
+    cmd = [sys.executable, "-m", "robojudge", "score", str(manifest), "-m", "test_crash", "--db",
+           str(tmp_path / "r.sqlite"), "--executor", "ray", "--address", "local", "--workers", "1"]
+    with open(tmp_path / "out", "w") as out, open(tmp_path / "err", "w") as err:
+        run = subprocess.run(cmd, env=env, stdout=out, stderr=err, timeout=300, check=False)
+    said = (tmp_path / "out").read_text() + (tmp_path / "err").read_text()
+    assert run.returncode == 0, said
+    # robojudge's own account of the dead worker (the task ran 4 times: 3 retries)
+    assert "crash / test_crash: the Ray worker died while scoring this item (4 attempts)" in said
+    assert "1 scored, 1 failed" in said
+    for ray_said in ("Started a local Ray instance", "Token authentication", "(raylet)", "A worker died",
+                     "will be retried"):
+        assert ray_said not in said, ray_said
+    assert "\x1b[" not in said

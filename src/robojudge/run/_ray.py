@@ -20,9 +20,12 @@ that), so the driver's memory does not grow with the suite. Ray is imported here
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import re
 import signal
 import socket
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -45,6 +48,12 @@ CONNECT_TIMEOUT_S = 10.0
 """Seconds a cluster's address (``HOST:PORT``, ``ray://HOST:PORT``) has to accept a TCP connection before
 the run stops with :class:`RayUnavailableError`: given an address where nothing answers, Ray's own
 connection loop retries for many minutes without raising."""
+
+
+RAY_DEATH_NOTES = ("A worker died or was killed while executing a task", "so the task will be retried")
+"""Words of the notes Ray's raylet sends the driver when a worker dies and when a task is retried; a run
+robojudge drives leaves them out of its output (:class:`_QuietRay`): its own crash warning and error rows
+say how the task ended."""
 
 
 class RayUnavailableError(RuntimeError):
@@ -153,6 +162,51 @@ def _node_cpus(node_id: str) -> float:
     return _node_cpu_count[node_id]
 
 
+class _QuietRay:
+    """While robojudge's own Ray connection is up, keeps Ray's notes on dead workers and retried tasks
+    (:data:`RAY_DEATH_NOTES`) out of the run's output, and Ray's colour codes out of output that is not a
+    terminal (``RAY_COLOR_PREFIX=0``, unless set). Ray prints its raylet's notes to the driver's stdout
+    whatever ``log_to_driver`` says; they are dropped where Ray's driver prints them
+    (``ray._private.worker.print_to_stdstream``, looked up when a note comes), other notes are kept."""
+
+    def __init__(self) -> None:
+        self._worker: Any = None
+        self._print: Any = None
+        self._colour_set = False
+
+    def start(self) -> None:
+        if not sys.stdout.isatty() and "RAY_COLOR_PREFIX" not in os.environ:
+            os.environ["RAY_COLOR_PREFIX"] = "0"
+            self._colour_set = True
+        try:
+            import ray._private.worker as worker
+        except ImportError:  # another Ray: its notes are shown as it prints them
+            return
+        shown = getattr(worker, "print_to_stdstream", None)
+        if shown is None:
+            return
+
+        def print_to_stdstream(data: dict[str, Any], ignore_prefix: bool) -> None:
+            if data.get("pid") == "raylet":
+                lines = [line for line in data.get("lines", [])
+                         if not any(note in str(line) for note in RAY_DEATH_NOTES)]
+                if not lines:
+                    return
+                data = {**data, "lines": lines}
+            shown(data, ignore_prefix)
+
+        self._worker, self._print = worker, shown
+        worker.print_to_stdstream = print_to_stdstream
+
+    def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.print_to_stdstream = self._print
+            self._worker = self._print = None
+        if self._colour_set:
+            os.environ.pop("RAY_COLOR_PREFIX", None)
+            self._colour_set = False
+
+
 def _call(fn: Callable[[Any], Any], task: Any) -> Any:
     _share_cpus()
     allow_hard_limit()
@@ -233,6 +287,7 @@ class RayExecutor:
         self._prefetch = max(1, prefetch)
         self._placement = placement
         self._owns = False
+        self._quiet = _QuietRay()
         self._cluster: dict[str, float] = {}
         self._pools: dict[Placement, list[Any]] = {}
         self._load: dict[int, int] = {}  # actor (by id of its handle) -> calls in flight
@@ -246,9 +301,15 @@ class RayExecutor:
             term_before = signal.getsignal(signal.SIGTERM)
             if self._address == LOCAL:
                 # A private instance whose node address is 127.0.0.1 (its ports still listen on every
-                # interface with Ray 2.60; its auth token guards them: docs/ray.md).
-                ray.init(address="local", num_cpus=self._asked, include_dashboard=False,
-                         _node_ip_address="127.0.0.1", log_to_driver=False)
+                # interface with Ray 2.60; its auth token guards them: docs/ray.md). Ray's INFO and WARNING
+                # lines about starting it ("Started a local Ray instance", the token's) are not shown.
+                self._quiet.start()
+                try:
+                    ray.init(address="local", num_cpus=self._asked, include_dashboard=False,
+                             _node_ip_address="127.0.0.1", log_to_driver=False, logging_level=logging.ERROR)
+                except BaseException:
+                    self._quiet.stop()
+                    raise
             else:
                 # Ray would retry an address where nothing answers for many minutes: look first.
                 env = settings.get().ray_address or ""
@@ -257,10 +318,15 @@ class RayExecutor:
                         check_reachable(env, f"$RAY_ADDRESS {env!r} (--address auto)")
                 else:
                     check_reachable(self._address, repr(self._address))
+                self._quiet.start()
                 try:
-                    ray.init(address=self._address, log_to_driver=False)
+                    ray.init(address=self._address, log_to_driver=False, logging_level=logging.WARNING)
                 except ConnectionError as exc:
+                    self._quiet.stop()
                     raise RayUnavailableError(_refused(repr(self._address), exc)) from None
+                except BaseException:
+                    self._quiet.stop()
+                    raise
             self._owns = True
             # ray.init puts its own SIGTERM handler in place of robojudge's (a kill as a Ctrl-C): a
             # `kill PID` then ended the driver with a C++ stack dump and exit status 1, not 130.
@@ -412,3 +478,4 @@ class RayExecutor:
         if self._owns:
             self._ray.shutdown()
             self._owns = False
+        self._quiet.stop()
