@@ -55,7 +55,23 @@ def test_stop_signals_raise_keyboard_interrupt(name: str, nohup: bool, said: str
 IN_FINALIZER = """
 import os, signal, threading, time
 from robojudge._lifeline import terminate_as_interrupt
+
+if {slow}:  # the main thread scheduled again only 50 ms after the re-send's thread started (a loaded machine)
+    import robojudge._lifeline as lifeline
+
+    class LateThread(threading.Thread):
+        def start(self):
+            super().start()
+            time.sleep(0.05)
+
+    class LateTimer(LateThread, threading.Timer):
+        pass
+
+    lifeline.threading = type("T", (), {{"Thread": LateThread, "Timer": LateTimer,
+                                         "main_thread": threading.main_thread,
+                                         "current_thread": threading.current_thread}})
 terminate_as_interrupt()
+
 
 class Closing:  # a finalizer that takes a while, as closing a database connection or a pool can
     def __del__(self):
@@ -75,11 +91,14 @@ except KeyboardInterrupt:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
-@pytest.mark.parametrize("name", ["TERM", "INT"])
-def test_a_stop_during_a_finalizer_still_stops(name: str) -> None:
+@pytest.mark.parametrize(("name", "slow"), [("TERM", False), ("INT", False), ("TERM", True), ("INT", True)],
+                         ids=["TERM", "INT", "TERM-late-main", "INT-late-main"])
+def test_a_stop_during_a_finalizer_still_stops(name: str, slow: bool) -> None:
+    # late-main: the re-sent stop came while the main thread was still in the hook, was raised there and
+    # dropped with it (audit flaky F2: 1 run in 15 under load; every time with the timer 50 ms late)
     start = time.monotonic()
-    res = subprocess.run([sys.executable, "-c", IN_FINALIZER.format(name=name)], capture_output=True,
-                         text=True, timeout=60, preexec_fn=_default_interrupt)
+    res = subprocess.run([sys.executable, "-c", IN_FINALIZER.format(name=name, slow=slow)],
+                         capture_output=True, text=True, timeout=60, preexec_fn=_default_interrupt)
     elapsed = time.monotonic() - start
     # Before: Python printed "Exception ignored in: <function Closing.__del__ ...> KeyboardInterrupt",
     # dropped the interrupt, and the command went on to the end (about 1 stop in 8 during a report).

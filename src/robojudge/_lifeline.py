@@ -29,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from multiprocessing.connection import wait
 from multiprocessing.context import BaseContext, SpawnContext, SpawnProcess
@@ -151,7 +152,20 @@ def terminate_as_interrupt() -> None:
     if threading.current_thread() is not threading.main_thread():
         return
 
+    in_hook = False  # the unraisable hook below runs: a stop raised in it would be dropped
+
+    def resend(signum: signal.Signals) -> None:
+        def later() -> None:
+            time.sleep(0.01)
+            while in_hook:  # the main thread not back out of the hook yet (a loaded machine)
+                time.sleep(0.005)
+            _signal_main(signum)
+
+        threading.Thread(target=later, name="robojudge-stop-again", daemon=True).start()
+
     def on_term(signum: int, frame: FrameType | None) -> None:
+        if in_hook:  # a stop while the hook sends one again: that one is on its way
+            return
         if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
             # Started in the background by a shell, which ignores SIGINT there: raise directly.
             raise KeyboardInterrupt
@@ -169,11 +183,16 @@ def terminate_as_interrupt() -> None:
         # "Exception ignored in ..." and drops it: the command went on. Deliver it again, through the
         # handlers above, from a thread a moment later: by then this hook has returned (raised here,
         # it would be dropped the same way; one that lands in another finalizer comes back here).
+        # The re-send waits until this hook has returned (the main thread may not be scheduled again for
+        # a while on a loaded machine; sent into the hook, the stop was raised here and dropped): the flag
+        # is cleared as the hook's last step, after which no signal handler runs before it returns.
+        nonlocal in_hook
         if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            again = signal.SIGTERM if signal.getsignal(signal.SIGTERM) is on_term else signal.SIGINT
-            timer = threading.Timer(0.01, _signal_main, (again,))
-            timer.daemon = True
-            timer.start()
+            in_hook = True
+            try:
+                resend(signal.SIGTERM if signal.getsignal(signal.SIGTERM) is on_term else signal.SIGINT)
+            finally:
+                in_hook = False
             return
         previous(unraisable)
 
