@@ -65,16 +65,23 @@ def test_estimate_is_announced_once_and_only_when_long() -> None:
 
 def test_lines_come_every_interval_even_without_results() -> None:
     lines: list[str] = []
+    def lefts() -> list[int]:
+        return [int(m) for m in re.findall(r"about (\d+) s left", "\n".join(lines))]
+
     with ProgressLines(lines.append, every=0.05) as cb:
-        time.sleep(0.2)
+        end = time.monotonic() + 10  # (waits for the line thread, which a loaded machine runs late)
+        while not lines and time.monotonic() < end:
+            time.sleep(0.02)
+        assert lines, "no line was written"
         cb(ROW, RunSummary(total=4, ok=1, estimate_s=10.0, estimate_settled=True))
-        time.sleep(2.0)
-    assert lines, "no line was written"
+        end = time.monotonic() + 10
+        while (len(lefts()) < 2 or lefts()[-1] > lefts()[0] - 1) and time.monotonic() < end:
+            time.sleep(0.05)
     assert lines[0].startswith("scoring: no result yet")
     assert lines[-1].startswith("scoring: 1/4 results (25%), 0 failed")
     # the estimate of 10 s counts down while no result comes
-    lefts = [int(m) for m in re.findall(r"about (\d+) s left", "\n".join(lines))]
-    assert lefts[0] <= 10 and lefts[-1] <= lefts[0] - 1, lines
+    left = lefts()
+    assert left[0] <= 10 and left[-1] <= left[0] - 1, lines
     with pytest.raises(ValueError, match="positive"):
         ProgressLines(lines.append, every=0)
 
