@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import sparse, stats
 
 from robojudge.aggregate import (
     AGREEMENT_STATISTICS,
@@ -203,17 +203,26 @@ def _score_intervals(inp: ReportInput, norm: dict[str, FloatArray], gens: list[s
     clusters = clusters_of(items)
     boot = ClusterBootstrap(clusters, strata, inp.bootstrap, inp.seed)
     groups = generator_groups(items)
-    of_gen = [np.flatnonzero(np.array([g == x for x in groups])) for g in gens]
+    position = {g: k for k, g in enumerate(gens)}
+    gen_of = np.array([position[g] for g in groups], dtype=np.intp)
+    of_gen = [np.flatnonzero(gen_of == k) for k in range(len(gens))]
     names = sorted(norm)
     values = np.stack([norm[m] for m in names], axis=1)
     finite = np.isfinite(values)
-    filled = np.where(finite, values, 0.0)
+    # Sums and counts per (clip, generator, metric) first, sparse (a clip holds few generators): a
+    # replicate weighs clips, not items, in one product per chunk.
+    n_g, n_m = len(gens), len(names)
+    col = (gen_of[:, None] * n_m + np.arange(n_m)[None, :]).ravel()
+    row = np.repeat(boot.item_cluster, n_m)
+    shape = (boot.n_clusters, n_g * n_m)
+    clip_sum = sparse.csr_matrix((np.where(finite, values, 0.0).ravel(), (row, col)), shape=shape)
+    clip_n = sparse.csr_matrix((finite.astype(float).ravel(), (row, col)), shape=shape)
     afs = np.full((boot.n_replicates, len(gens)), math.nan)
     rps = np.full((boot.n_replicates, len(gens)), math.nan)
     for rows, counts in boot.count_chunks(250):
-        weight = counts[:, boot.item_cluster].astype(float)  # (replicates, items)
-        sums = np.stack([weight[:, idx] @ filled[idx] for idx in of_gen], axis=1)  # (b, generators, metrics)
-        seen = np.stack([weight[:, idx] @ finite[idx] for idx in of_gen], axis=1)
+        weight = counts.astype(float)  # (replicates, clips)
+        sums = np.asarray(clip_sum.T @ weight.T).T.reshape(-1, n_g, n_m)  # (b, generators, metrics)
+        seen = np.asarray(clip_n.T @ weight.T).T.reshape(-1, n_g, n_m)
         with np.errstate(invalid="ignore", divide="ignore"):
             means = np.where(seen > 0, sums / seen, math.nan)
         cols = {m: means[:, :, k] for k, m in enumerate(names)}
