@@ -914,23 +914,28 @@ class _OtherRuns:
         self._took = 0.0
         self._last: float | None = None
 
-    def screen(self, tasks: Iterable[Task]) -> Iterator[Task]:
-        upstream = iter(tasks)
-        ahead: collections.deque[Task] = collections.deque()
+    def screen(self, blocks: Iterable[Sequence[Task]]) -> Iterator[Task]:
+        """The tasks of ``blocks`` (each block's planned tasks, planned when asked for), less those left to
+        other runs. It looks ahead within a block only, so a block is planned when the one before is
+        given out, as without the look (a resume whose blocks are mostly stored planned them all before
+        its first result)."""
         later: list[Task] = []
-        while True:
-            while len(ahead) < self.AHEAD and (task := next(upstream, None)) is not None:
-                ahead.append(task)
-            if not ahead:
-                break
-            now = time.perf_counter()
-            if self._last is None or now - self._last >= self.SPACING * self._took:
-                kept = self._look(list(ahead), later)
-                self._last, self._took = time.perf_counter(), time.perf_counter() - now
-                ahead = collections.deque(kept)
+        for block in blocks:
+            upstream = iter(block)
+            ahead: collections.deque[Task] = collections.deque()
+            while True:
+                while len(ahead) < self.AHEAD and (task := next(upstream, None)) is not None:
+                    ahead.append(task)
                 if not ahead:
-                    continue
-            yield ahead.popleft()
+                    break
+                now = time.perf_counter()
+                if self._last is None or now - self._last >= self.SPACING * self._took:
+                    kept = self._look(list(ahead), later)
+                    self._last, self._took = time.perf_counter(), time.perf_counter() - now
+                    ahead = collections.deque(kept)
+                    if not ahead:
+                        continue
+                yield ahead.popleft()
         if later:
             _log.info("looking again at the %d tasks left to another run", len(later))
             stored = self._stored(later)
@@ -1072,8 +1077,7 @@ def score_blocks(
         # moved after a complete run stopped every other metric of the run).
         pending = {(r.id, r.config_hash) for t in head for r in t.requests}
         refuse_unusable([r for r in requests if (r.id, r.config_hash) in pending])
-        planned = _OtherRuns(store, summary, left).screen(
-            itertools.chain(head, itertools.chain.from_iterable(plan(b) for b in it)))
+        planned = _OtherRuns(store, summary, left).screen(itertools.chain([head], (plan(b) for b in it)))
         again_apart = _one_per_child(CRASHED_AGAIN)
         def guarded(task: Task) -> list[ResultRow]:
             item_id = task.item.item_id
