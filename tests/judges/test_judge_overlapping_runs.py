@@ -141,3 +141,29 @@ def test_an_item_another_running_judge_has_in_flight_is_left_to_it_and_checked_a
         else:  # the first launch died: b is judged here
             assert (s.stats.sent, s.scored, s.by_other_run) == (2, 2, 0)
         assert sorted(r.item_id for r in store.rows()) == ["a", "b"]
+
+
+def test_a_live_note_of_other_metrics_is_no_overlap(
+    tmp_path: Path, make_items: MakeItems, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A score run beside this judge run on one store notes b in flight under its metric: no second launch
+    of this run, so b keeps its place and nothing is said (review rev16 F2)."""
+    cfg = make_judge({"name": "m", "backend": "mock", "model": "m", "replies": [REPLY]})
+    b, a = make_items(["b", "a"])
+    db = tmp_path / "r.sqlite"
+    ResultStore(db).close()
+    order: list[str] = []
+    judge_one = _judge.judge_one
+
+    async def noting(item: Item, *args: Any, **kwargs: Any) -> list[ResultRow]:
+        order.append(item.item_id)
+        return await judge_one(item, *args, **kwargs)
+
+    monkeypatch.setattr(_judge, "judge_one", noting)
+    caplog.set_level("WARNING", logger="robojudge.run._judge")
+    with noting_process(db, {"b": ["pixel_frame_consistency"]}), ResultStore(db) as store, \
+            ResponseCache(tmp_path / "c") as cache:
+        s = judge_items([b, a], cfg, [get_rubric("pa")], store, cache=cache, decode_workers=0,
+                        items_in_flight=1)
+    assert (s.scored, s.by_other_run) == (2, 0) and order == ["b", "a"]
+    assert not [r for r in caplog.records if "another run" in r.getMessage()]

@@ -334,3 +334,18 @@ def test_what_a_first_launch_had_in_flight_is_computed_if_it_dies(store_url: str
         assert (s.ok, s.duplicates, s.by_other_run, s.isolated) == (3, 0, 0, [])
         assert sorted(r.item_id for r in store.rows()) == ["a", "b", "c"]
         assert store.in_flight() == {}  # the dead run's note on b is cleared once b is stored
+
+
+def test_a_live_note_of_other_metrics_is_no_overlap(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A judge run beside this score run on one store notes its items in flight under its own metric ids:
+    that is no second launch of this run, so nothing is put off and nothing is said (review rev16 F2)."""
+    reqs = build_requests(["test_slow"])
+    order: list[str] = []
+    caplog.set_level("WARNING", logger="robojudge.run._score")
+    with noting_process(store_url, {"a": ["judge:m:pa"]}), ResultStore(store_url) as store:
+        s = score_items(_items(["a", "b"]), reqs, store, executor=SerialExecutor(),
+                        progress=lambda row, summary: order.append(row.item_id))
+    assert (s.ok, s.by_other_run) == (2, 0) and order == ["a", "b"]  # a not put off
+    assert not [r for r in caplog.records if "another run" in r.getMessage()]

@@ -949,8 +949,11 @@ class _OtherRuns:
         for k, task in enumerate(tasks):
             if k in stored:
                 continue
-            if task.item.item_id in busy:
-                self._warn(busy[task.item.item_id], busy)
+            # (a note of other metrics, a judge run's beside this score run on one store, is no overlap)
+            ids = {r.id for r in task.requests}
+            theirs = [n for n in busy.get(task.item.item_id, ()) if set(n.get("metrics") or ()) & ids]
+            if theirs:
+                self._warn(theirs, busy)
                 later.append(task)
                 continue
             kept.append(task)
