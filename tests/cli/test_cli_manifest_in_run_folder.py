@@ -111,3 +111,26 @@ def test_a_symlink_to_the_manifest_finds_its_run_folder(
     report = _run("report", "suite.jsonl", "--no-html", "--out", str(tmp_path / "rep"))
     assert report.exit_code == 0, report.output
     assert (tmp_path / "rep" / "summary.md").is_file()
+
+
+def test_a_linked_manifest_with_a_store_of_its_own_keeps_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link scored into its own ./runs/<name> before links were followed: the same command resumes
+    there, not in the run folder the link leads to (which is someone else's: review rev16 F1)."""
+    manifest = _demo_like(tmp_path / "colleague" / "runs" / "x")
+    lines = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]
+    videos = manifest.parent
+    manifest.write_text("".join(json.dumps({**d, "video": str(videos / d["video"])}) + "\n" for d in lines),
+                        encoding="utf-8")
+    monkeypatch.chdir(tmp_path / "colleague")
+    assert _run("score", str(manifest), "--run-dir", "runs/x", "-m", "uniform_random",
+                "--no-progress").exit_code == 0
+    me = tmp_path / "me"
+    me.mkdir()
+    (me / "bench.jsonl").symlink_to(manifest)
+    monkeypatch.chdir(me)
+    first = _run("score", "bench.jsonl", "-m", "uniform_random", "--run-dir", "runs/bench", "--no-progress")
+    assert first.exit_code == 0 and "4 scored" in first.stdout, first.output
+    assert default_run_dir("bench.jsonl") == Path("runs") / "bench"
+    again = _run("score", "bench.jsonl", "-m", "uniform_random", "--no-progress")
+    assert "4 already stored" in again.stdout and "runs/bench/results.sqlite" in again.stdout, again.output

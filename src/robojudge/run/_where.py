@@ -22,28 +22,39 @@ def default_run_dir(manifest: str | Path) -> Path:
     scored into ``runs/demo/results.sqlite``) has one store, whether a command is given the run folder or
     the manifest: not ``runs/suite`` for the manifest beside ``runs/demo`` for the folder.
     """
-    home = enclosing_run_dir(manifest)
+    home = enclosing_run_dir(manifest, through_link=False)
     if home is not None:
         _log.debug("%s lies in the run folder %s, whose store notes it: using its store", manifest, home)
         return home
-    return Path("runs") / Path(manifest).stem
+    fallback = Path("runs") / Path(manifest).stem
+    if (fallback / "results.sqlite").is_file():  # (this path's own store, as a run through it made it)
+        return fallback
+    # A link to a manifest in a run folder: that folder, unless this path has a store of its own above
+    # (a link scored before the links were followed keeps its store).
+    home = enclosing_run_dir(manifest)
+    if home is not None:
+        _log.info("%s leads to %s, which lies in the run folder %s: using its store (--run-dir or --db "
+                  "for another)", manifest, Path(manifest).resolve(), home)
+        return home
+    return fallback
 
 
-def enclosing_run_dir(manifest: str | Path) -> Path | None:
+def enclosing_run_dir(manifest: str | Path, *, through_link: bool = True) -> Path | None:
     """The nearest folder above ``manifest`` that holds a ``results.sqlite`` noting it
     (:meth:`ResultStore.note_manifest`: a run scored or judged it into that store, as ``robojudge demo``
     and ``robojudge score --run-dir`` do), or None. The folder is given relative to the current folder
     when it lies inside it. A store that cannot be read is passed over.
 
-    The folders above the path as given are looked at first, then those above the file it resolves to:
-    a symlink to a manifest that lies in a run folder finds that run folder, as the manifest's own path
-    does."""
+    The folders above the path as given are looked at first, then (``through_link``) those above the file
+    it resolves to: a symlink to a manifest that lies in a run folder finds that run folder, as the
+    manifest's own path does (:func:`default_run_dir` looks there only when the path has no
+    ``runs/<name>`` store of its own)."""
     path = Path(manifest).expanduser()
     if not path.is_file():
         return None
     me = path.resolve()
     given = list(path.absolute().parents)
-    for folder in given + [f for f in me.parents if f not in given]:
+    for folder in given + ([f for f in me.parents if f not in given] if through_link else []):
         where = folder / "results.sqlite"
         if not where.is_file():
             continue
