@@ -273,3 +273,18 @@ def test_rows_reads_once_more_when_the_store_changed_during_the_read(marked: Pat
         reader.writes = _many("a", 50)
         ids = [r.item_id for r in reader.rows()]
     assert ids == [r.item_id for r in _many("a", 50) + _many("b", 500)]  # the second read, whole
+
+
+def test_another_reader_opening_the_store_meanwhile_is_no_change(marked: Path) -> None:
+    """A plain reader (a database browser, `sqlite3 -readonly`) opens the store while it is read without
+    locks: it makes the empty -wal and -shm files a WAL reader needs and writes nothing. That was taken
+    for a writer, and the read refused (review rev16 F3)."""
+    with ResultStore(marked, read_only=True) as reader:
+        rows = reader.iter_rows(batch_size=50)
+        got = [next(rows) for _ in range(60)]
+        marked.parent.chmod(0o777)
+        wal = marked.with_name(marked.name + "-wal")
+        wal.touch()  # as such a reader leaves it, empty (its -shm aside)
+        marked.with_name(marked.name + "-shm").write_bytes(b"\0" * 32768)
+        got += list(rows)
+    assert len(got) == 500 and wal.stat().st_size == 0

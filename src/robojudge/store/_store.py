@@ -1041,7 +1041,8 @@ class _StoreChanged(StoreError):
 @dataclass(frozen=True)
 class _FileState:
     """What tells that an SQLite file was changed: its inode, size and modification time, and which of
-    its ``-wal`` and ``-journal`` files exist (a writer at work)."""
+    its ``-wal`` and ``-journal`` files hold anything (a writer at work; a reader of a WAL database may
+    create an empty ``-wal``, which changes nothing)."""
 
     path: Path
     inode: int
@@ -1056,7 +1057,7 @@ class _FileState:
             inode, size, mtime = st.st_ino, st.st_size, st.st_mtime_ns
         except OSError:  # gone or replaced: unlike any state it had
             inode, size, mtime = -1, -1, -1
-        here = tuple(s for s in ("-wal", "-journal") if path.with_name(path.name + s).exists())
+        here = tuple(s for s in ("-wal", "-journal") if _nonempty(path.with_name(path.name + s)))
         return cls(path, inode, size, mtime, here)
 
     def change(self, now: _FileState) -> str:
@@ -1066,7 +1067,14 @@ class _FileState:
         if now.size != self.size or now.mtime_ns != self.mtime_ns:
             return f"{self.path} was written: {self.size:,} bytes then, {now.size:,} now"
         appeared = ", ".join(self.path.name + c for c in now.companions if c not in self.companions)
-        return f"{appeared or 'its -wal file'} appeared beside it: a writer started"
+        return f"{appeared or 'its -wal file'} was written beside it: a writer started"
+
+
+def _nonempty(path: Path) -> bool:
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
 
 
 class _ReaderConnection(sqlite3.Connection):
