@@ -490,3 +490,18 @@ def forget_unusable_columns() -> None:
 def secret(name: str) -> str | None:
     """The environment variable ``name`` (a judge's API key), read now and never kept; None if unset."""
     return os.environ.get(name)
+
+
+def library_default(name: str, value: str) -> bool:
+    """Set another library's environment variable ``name`` to ``value`` in this process unless it is set
+    (Ray's ``RAY_COLOR_PREFIX`` while robojudge runs Ray); True if it was set here, for
+    :func:`library_default_undone`."""
+    if name in os.environ:
+        return False
+    os.environ[name] = value
+    return True
+
+
+def library_default_undone(name: str) -> None:
+    """Remove a variable :func:`library_default` set."""
+    os.environ.pop(name, None)

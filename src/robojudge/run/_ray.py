@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import re
 import signal
 import socket
@@ -175,9 +174,8 @@ class _QuietRay:
         self._colour_set = False
 
     def start(self) -> None:
-        if not sys.stdout.isatty() and "RAY_COLOR_PREFIX" not in os.environ:
-            os.environ["RAY_COLOR_PREFIX"] = "0"
-            self._colour_set = True
+        if not sys.stdout.isatty():
+            self._colour_set = settings.library_default("RAY_COLOR_PREFIX", "0")
         try:
             import ray._private.worker as worker
         except ImportError:  # another Ray: its notes are shown as it prints them
@@ -203,7 +201,7 @@ class _QuietRay:
             self._worker.print_to_stdstream = self._print
             self._worker = self._print = None
         if self._colour_set:
-            os.environ.pop("RAY_COLOR_PREFIX", None)
+            settings.library_default_undone("RAY_COLOR_PREFIX")
             self._colour_set = False
 
 
