@@ -30,18 +30,13 @@ def source_key(item: Item) -> str:
 
 
 def _counts(n: int, fractions: Sequence[float]) -> list[int]:
-    """``n`` clips cut by ``fractions`` (summing to 1): each cut at the running total of the fractions
-    times ``n``, rounded half up (the earlier split takes a tie), the last at ``n``.
-
-    Each cut is a rounded ``n * c`` with ``c`` at most 1, so it moves by 0 or 1 when ``n`` grows by one:
-    each boundary moves one clip at most, and the first and last splits never shrink as clips are added.
-    """
-    cuts, total = [], 0.0
-    for f in fractions[:-1]:
-        total += f
-        cuts.append(min(n, math.floor(n * total + 0.5 + 1e-9)))  # (1e-9: 0.1 + 0.2 is 0.30000000000000004)
-    cuts.append(n)
-    return [b - a for a, b in zip([0, *cuts[:-1]], cuts, strict=True)]
+    """``n`` clips cut by ``fractions`` (summing to 1), largest remainder first, earlier splits on ties."""
+    raw = [n * f for f in fractions]
+    counts = [math.floor(r) for r in raw]
+    order = sorted(range(len(raw)), key=lambda i: (-(raw[i] - counts[i]), i))
+    for i in order[: n - sum(counts)]:
+        counts[i] += 1
+    return counts
 
 
 def _rank(seed: int, source: str, clip: str) -> tuple[str, str]:
