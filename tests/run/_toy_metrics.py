@@ -257,3 +257,12 @@ def log_in_worker(value: int) -> int:
     log.debug("DEBUGLINE %d", value)
     log.warning("WARNLINE %d", value)
     return value
+
+
+def note_then_exit(task: tuple[tuple[int, ...], str]) -> int:
+    """Executor test task: a line in the marker file per attempt, then its worker killed, whatever part
+    of the task it is (a fault every part meets, as a video that crashes the decoder)."""
+    values, marker = task
+    with open(marker, "a") as f:
+        f.write(f"{values}\n")
+    os._exit(3)

@@ -287,7 +287,8 @@ def test_two_drivers_doing_the_same_work_store_it_once(head: None, tmp_path: Pat
     """The cluster setting: a PostgreSQL store, and the same pairs computed twice at once (two
     drivers started on the same suite). Each planned every pair before the other stored any, so
     every pair is computed twice; the store keeps one row per pair, and each driver counts as scored
-    only the rows it stored (the others as duplicates)."""
+    only the rows it stored (the others as duplicates, or, found stored by the other before it computed
+    them, as stored by another run)."""
     items = _items(10)
     (req,) = build_requests(["test_ray_cpu"], {"test_ray_cpu": {"seconds": 0.05}})
     runs: list[object] = []
@@ -312,7 +313,8 @@ def test_two_drivers_doing_the_same_work_store_it_once(head: None, tmp_path: Pat
         d.start()
     for d in drivers:
         d.join(timeout=120)
-    assert len(runs) == 2 and all(r.ok + r.duplicates == 10 for r in runs)  # type: ignore[attr-defined]
+    assert len(runs) == 2 and all(r.ok + r.duplicates + r.by_other_run == 10  # type: ignore[attr-defined]
+                                  for r in runs)
     assert sum(r.ok for r in runs) == 10  # type: ignore[attr-defined]
     with ResultStore(postgres_db_url) as store:
         assert store.count(include_superseded=True) == 10
@@ -358,3 +360,23 @@ def test_a_ray_task_runs_opencv_on_its_cpu(head: None) -> None:
         ex.shutdown()
     assert got == {1}
     assert shares == {1 / 2}  # one CPU of the node's 2 (ray.init(num_cpus=2))
+
+
+def test_the_parts_of_a_task_that_died_go_once(head: None, tmp_path: Path) -> None:
+    """A task whose worker died on every attempt goes again one part at a time, each part once: its
+    attempts ruled out a passing fault. With the executor's retries for each part, a fault every part
+    meets (a video that crashes the decoder) cost (parts + 1) times the attempts (review rev17 F1)."""
+    from _toy_metrics import note_then_exit
+
+    marker = tmp_path / "attempts.txt"
+    task = ((1, 2, 3), str(marker))
+
+    def split(t: tuple[tuple[int, ...], str]) -> list[tuple[tuple[int, ...], str]]:
+        return [((v,), t[1]) for v in t[0]]
+
+    ex = RayExecutor(max_retries=1)
+    done = list(ex.map_unordered(note_then_exit, [task], lambda t, why: why, split=split))
+    assert sorted(t[0] for t, _ in done) == [(1,), (2,), (3,)]
+    assert all("the Ray worker died" in why for _, why in done)
+    lines = marker.read_text().splitlines()
+    assert lines.count("(1, 2, 3)") == 2 and len(lines) == 2 + 3, lines  # 2 attempts, then each part once

@@ -374,15 +374,18 @@ class RayExecutor:
             return min(pool, key=lambda a: self._load[id(a)])
         return None
 
-    def _submit(self, fn: Callable[[T], R], task: T) -> tuple[Any, Any]:
+    def _submit(self, fn: Callable[[T], R], task: T, *, retry: bool = True) -> tuple[Any, Any]:
+        """Send ``task``; ``retry=False``: once, whatever the executor's retries (a part of a task whose
+        worker died on every attempt: those ruled out a passing fault)."""
         placement = self._placement(task, self._cluster.get("GPU", 0.0))
         check_fits(placement, self._cluster, "this task")
         actor = self._actor(placement) if placement.actor else None
         if actor is not None:
             self._load[id(actor)] += 1
-            return actor.run.remote(fn, task), actor
+            run = actor.run if retry else actor.run.options(max_task_retries=0)
+            return run.remote(fn, task), actor
         remote = self._call.options(
-            **placement.options(), max_retries=self._retries, retry_exceptions=False
+            **placement.options(), max_retries=self._retries if retry else 0, retry_exceptions=False
         )
         return remote.remote(fn, task), None
 
@@ -399,20 +402,22 @@ class RayExecutor:
 
         ``split``: the parts of a task (its metrics, a chunk's items), each a task of its own. A task
         whose worker died on every attempt (or was killed for memory) and that has more than one part
-        is not a crash yet: its parts are run again, each alone and with its own retries, and are
-        yielded one by one; only a part that dies alone comes back through ``on_crash``, so the part
-        that kills its worker does not cost the others. ``doing``: what a crash reason says the worker
-        was doing to the item ("scoring", "judging").
+        is not a crash yet: its parts are run again, each alone and once (the task's attempts ruled out
+        a passing fault; with retries, a fault every part meets, a video that crashes the decoder, cost
+        every part all of them), and are yielded one by one; only a part that dies alone comes back
+        through ``on_crash``, so the part that kills its worker does not cost the others. ``doing``: what
+        a crash reason says the worker was doing to the item ("scoring", "judging").
         """
         ray = self._ray
         it = iter(tasks)
         limit = self._in_flight_limit()
-        in_flight: dict[Any, tuple[T, Any]] = {}
+        in_flight: dict[Any, tuple[T, Any, bool]] = {}  # task, actor, a part sent once
         parts: deque[T] = deque()  # of tasks that died, sent before any new task
         exhausted = finished = False
         try:
             while True:
                 while len(in_flight) < limit and (parts or not exhausted):
+                    part = bool(parts)
                     if parts:
                         task = parts.popleft()
                     else:
@@ -421,13 +426,13 @@ class RayExecutor:
                         except StopIteration:
                             exhausted = True
                             break
-                    ref, actor = self._submit(fn, task)
-                    in_flight[ref] = (task, actor)
+                    ref, actor = self._submit(fn, task, retry=not part)
+                    in_flight[ref] = (task, actor, part)
                 if not in_flight:
                     break
                 done, _ = ray.wait(list(in_flight), num_returns=1)
                 for ref in done:
-                    task, actor = in_flight.pop(ref)
+                    task, actor, part = in_flight.pop(ref)
                     if actor is not None:
                         self._load[id(actor)] -= 1
                     try:
@@ -435,7 +440,8 @@ class RayExecutor:
                     except ray.exceptions.RayError as exc:
                         if isinstance(exc, ray.exceptions.ActorDiedError) and actor is not None:
                             self._drop(actor)
-                        alone = list(split(task)) if split is not None and _worker_died(exc) else []
+                        alone = (list(split(task)) if split is not None and _worker_died(exc) and not part
+                                 else [])
                         if len(alone) > 1:
                             parts.extend(alone)
                             continue
@@ -446,7 +452,7 @@ class RayExecutor:
             if not finished:
                 # Stopped early (Ctrl-C, an exception): what is in flight is abandoned, to be
                 # computed again by the next run.
-                for ref, (_, actor) in in_flight.items():
+                for ref, (_, actor, _) in in_flight.items():
                     # Already finished or its worker gone: nothing to stop.
                     with contextlib.suppress(Exception):
                         ray.cancel(ref, force=actor is None)
