@@ -131,3 +131,26 @@ def test_a_record_without_train_items_is_read_through_its_export(trained: dict[s
     assert seen is not None and set(seen.items) == trained["train"]
     record.write_text(json.dumps({"stage": "sft", "data": str(trained["data"]), "data_digest": "0" * 64}))
     assert trained_on("ck", str(trained["ck"]), sorted(trained["train"])) is None  # another export now
+
+
+def test_split_items_missing_from_the_suite_are_counted(
+    trained: dict[str, Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A suite that lost some of the split's items (another version of the manifest): said, with the count,
+    # where the run went on without a word (review rev17 F3).
+    lines = trained["suite"].read_text().splitlines()
+    val = set(trained["val"])
+    dropped = [ln for ln in lines if json.loads(ln)["item_id"] in val][:3]
+    smaller = trained["suite"].parent / "smaller.jsonl"  # (beside it: the same relative video paths)
+    smaller.write_text("".join(ln + "\n" for ln in lines if ln not in dropped))
+    db = tmp_path / "r.sqlite"
+    with caplog.at_level("WARNING", logger="robojudge.run._judge"):
+        run = judge_suite(smaller, make_judge({"name": "m", "backend": "mock", "replies": [REPLY]}), ["pa"],
+                          db=str(db), only_items=val, cache=None)
+    assert run.summary.total == 5
+    assert any("3 of the 8 items asked for are not in" in r.getMessage() for r in caplog.records)
+    args = ["leaderboard", "judges", str(smaller), "--db", str(db), "--no-calibrated", "--bootstrap", "0"]
+    board = CliRunner().invoke(app, [*args, "--split-of", f"{trained['data']}:val"])
+    assert board.exit_code == 0, board.output
+    said = " ".join(board.output.split())
+    assert "3 of its 8 items are not in this suite; compared on the 5 that are" in said

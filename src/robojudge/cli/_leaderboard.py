@@ -301,6 +301,11 @@ def _split_items(items: list[Item], split_of: str) -> list[Item]:
     if not chosen:
         raise fail(f"--split-of {split_of}: none of the suite's {len(items)} items is among its "
                    f"{len(wanted)} items (a split of another suite's export?)")
+    missing = len(set(wanted) - {it.item_id for it in chosen})
+    if missing:
+        err_console.print(f"[yellow]warning:[/] --split-of {escape(split_of)}: {missing} of its "
+                          f"{len(set(wanted))} items are not in this suite; compared on the {len(chosen)} "
+                          "that are", markup=True, highlight=False)
     return chosen
 
 

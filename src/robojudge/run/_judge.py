@@ -535,6 +535,9 @@ def judge_suite(
         if not chosen:
             raise ValueError(f"{manifest}: none of its {len(suite.items)} items is among the {len(wanted)} "
                              "items asked for (a split of another suite's export?)")
+        if len(chosen) < len(wanted):
+            _log.warning("%d of the %d items asked for are not in %s; judging the %d that are",
+                         len(wanted) - len(chosen), len(wanted), manifest, len(chosen))
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     with ResultStore(url) as store:
         claim_store(store, manifest, suite.items)
