@@ -6,6 +6,11 @@ From the timing audit of 2026-12-07: a closing save refused because of the page'
 way, and an open page whose session had ended, lost what was typed last; the slider moved while playing
 was pulled back to the segment left; a submit pressed while the network failed went out later by itself;
 paused views of a multi-view item could show neighbouring frames.
+
+From the review of 2026-12-07 (rev18): a copy whose save had landed (its reply lost with the page) was
+offered as "not saved" after the task changed in another browser, and Restore put the older text over the
+newer save; a copy kept at the PA stage, restored into the IA form, emptied the IA score, rows 4-6 and
+the evidence.
 """
 
 from __future__ import annotations
@@ -285,6 +290,142 @@ def test_a_submit_waiting_for_a_save_that_fails_is_dropped_and_said(browser, pro
     with AnnotationService(project.db) as svc:
         task = svc.task(svc.authenticate("alice", PASSWORD), aid)
     assert task.stage == "pa" and task.current is not None and task.current.values.pa == 4
+
+
+def _evidence(project, aid):
+    """The evidence of the task's latest version (None before the first save)."""
+    with AnnotationService(project.db) as svc:
+        current = svc.task(svc.authenticate("alice", PASSWORD), aid).current
+    return None if current is None else current.values.evidence
+
+
+def _other_browser(browser, base):
+    """A second browser (its own cookies and storage) where alice is logged in: ``(context, page)``."""
+    context = browser.new_context()
+    w = Watched(context, base)
+    log_in(w, base, "alice")
+    return context, w.page
+
+
+def _reopen(context, base, aid):
+    """The task in a new tab of ``context``, once its script has run."""
+    p = context.new_page()
+    p.goto(f"{base}/task/{aid}")
+    wait_video(p)
+    p.wait_for_function("() => document.readyState === 'complete'")
+    return p
+
+
+DISCARDED = ".rj-unsaved-dropped[role=status]"
+
+
+def test_a_copy_whose_save_landed_is_not_offered_once_another_browser_changed_the_task(browser, project):
+    # The save reached the server but its reply never reached the page (a closing save: the tab was
+    # gone), so the copy stayed. After the rater went on in another browser, the first one offered the
+    # older text as "not saved", and Restore put it over the newer save.
+    def reply_lost(route):
+        route.fetch()  # the app stores it
+        route.abort("connectionreset")
+
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        p = w.page
+        aid = _open_first(p)
+        context.route("**/api/task/*/draft", reply_lost)
+        p.fill('textarea[name="evidence"]', "typed in browser A")
+        _wait_until(lambda: p.wait_for_timeout(100) or _evidence(project, aid) == "typed in browser A",
+                    what="the save stored")  # waiting in the page: the route's handler runs meanwhile
+        assert p.evaluate(KEPT) != []  # no reply: the copy stays
+        context.unroute("**/api/task/*/draft")
+        p.close()
+        other, q = _other_browser(browser, base)
+        q.goto(f"{base}/task/{aid}")
+        wait_video(q)
+        q.fill('textarea[name="evidence"]', "newer text from browser B")
+        wait_saved(q)
+        other.close()
+        p = _reopen(context, base, aid)
+        assert p.locator(BANNER).count() == 0 and p.evaluate(KEPT) == []
+        assert "was discarded" in p.locator(DISCARDED).inner_text()
+        assert p.input_value('textarea[name="evidence"]') == "newer text from browser B"
+    assert _evidence(project, aid) == "newer text from browser B"
+
+
+def test_a_copy_built_on_the_pages_own_save_that_landed_is_offered(browser, project):
+    # The first save landed (its reply lost), the later edits did not: the server holds a state this page
+    # sent, so what came after it is still offered back.
+    first = []
+
+    def first_lands(route):
+        if not first:
+            first.append(route.fetch())
+        route.abort("connectionreset")
+
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        p = w.page
+        aid = _open_first(p)
+        context.route("**/api/task/*/draft", first_lands)
+        p.fill('textarea[name="evidence"]', "first words")
+        _wait_until(lambda: p.wait_for_timeout(100) or _evidence(project, aid) == "first words",
+                    what="the first save stored")
+        p.fill('textarea[name="evidence"]', "first words and the rest")
+        p.get_by_role("alert").filter(has_text="offline").wait_for(timeout=15_000)
+        p.close()
+        context.unroute("**/api/task/*/draft")
+        p = _reopen(context, base, aid)
+        p.locator(BANNER).get_by_role("button", name="Restore").click()
+        wait_saved(p)
+        assert p.locator(DISCARDED).count() == 0
+    assert _evidence(project, aid) == "first words and the rest"
+
+
+def test_a_copy_from_the_pa_stage_is_not_offered_in_the_ia_form(browser, project):
+    # The instruction was shown in another browser (which saves nothing new, so the version stayed):
+    # the PA-stage copy was offered into the IA form.
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        aid = svc.queue(alice)[0].assignment_id
+        svc.save_draft(alice, aid, LabelValues.from_form(PA_STAGE), 0)
+    gate = Gate(create_app(project.db, project.suite, SECRET))
+    with _served(browser, gate) as (context, base, _w):
+        _close_while_refused(context, base, gate, aid, "PA-stage note")
+        assert _evidence(project, aid) is None
+        other, q = _other_browser(browser, base)
+        q.goto(f"{base}/task/{aid}")
+        wait_video(q)
+        q.click("#reveal")
+        q.wait_for_selector("#instruction")
+        other.close()
+        p = _reopen(context, base, aid)
+        assert p.locator("#instruction").count() == 1
+        assert p.locator(BANNER).count() == 0 and p.evaluate(KEPT) == []
+        assert "was discarded" in p.locator(DISCARDED).inner_text()
+
+
+IA_STAGE = {"ia": 2, **{f"checklist.{c}": v for c, v in zip(CHECKLIST_ITEMS[3:], (0, 1, 2), strict=True)},
+            "evidence": "IA-stage evidence"}
+
+
+def test_restore_leaves_alone_the_fields_the_copy_had_no_control_for(browser, project):
+    # A copy holding the PA-stage fields only (as kept before the form's fields were recorded), restored
+    # into the IA form, emptied the IA score and rows 4-6, and the emptied form was saved.
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        aid = svc.queue(alice)[0].assignment_id
+        svc.save_draft(alice, aid, LabelValues.from_form(PA_STAGE), 0)
+        svc.reveal_instruction(alice, aid)
+        svc.save_draft(alice, aid, LabelValues.from_form({**PA_STAGE, **IA_STAGE}), 1)
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        p = w.page
+        p.evaluate("(aid) => localStorage.setItem('robojudge.unsaved.' + aid, JSON.stringify({version: 2,"
+                   " values: {pa: '4', evidence: 'kept text'}, at: Date.now()}))", aid)
+        p = _reopen(context, base, aid)
+        p.locator(BANNER).get_by_role("button", name="Restore").click()
+        wait_saved(p)
+        assert p.input_value('textarea[name="evidence"]') == "kept text"
+        assert p.is_checked('input[name="ia"][value="2"]')
+    v = _stored(project, aid)
+    assert (v.pa, v.ia, v.evidence) == (4, 2, "kept text")
+    assert [v.checklist[c] for c in CHECKLIST_ITEMS] == [2, 2, 2, 0, 1, 2]
 
 
 _SLIDE = """(frame) => { const s = document.querySelector('.rj-seek'); s.value = String(frame);

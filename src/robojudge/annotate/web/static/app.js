@@ -159,11 +159,14 @@
   }
 
   // ---- unsaved work kept in this browser: the form's state per task (localStorage), written at every
-  // change with the server version it builds on and the time, and removed once a save has stored exactly
+  // change with the server version it builds on, the form's stage and editable fields, the states this
+  // page sent to the server (the last SENT_KEPT) and the time, and removed once a save has stored exactly
   // that state or the task is submitted. It covers what a save cannot: a closing save that is refused or
-  // fails, a session that ended. Reopened, the task offers it back (offerUnsaved); it is never put back
-  // unasked. Where localStorage is missing or refuses (private mode, full), the page works as before.
+  // fails, a session that ended. Reopened, the task offers it back (offerUnsaved) only where it still
+  // builds on what the server holds; it is never put back unasked. Where localStorage is missing or
+  // refuses (private mode, full), the page works as before.
   const UNSAVED_PREFIX = "robojudge.unsaved.";
+  const SENT_KEPT = 20;
   const unsaved = {
     read(id) {
       try {
@@ -178,11 +181,10 @@
       try { window.localStorage.removeItem(UNSAVED_PREFIX + id); } catch (e) { /* nothing kept */ }
     },
   };
-  // The same fields with the same values, whatever their order.
-  const sameValues = (a, b) => {
-    const canon = (v) => JSON.stringify(Object.keys(v).sort().map((k) => [k, v[k]]));
-    return canon(a) === canon(b);
-  };
+  // A form state as one string: the same fields with the same values give the same text, whatever their
+  // order.
+  const canon = (v) => JSON.stringify(Object.keys(v).sort().map((k) => [k, v[k]]));
+  const sameValues = (a, b) => canon(a) === canon(b);
   // The queue lists submitted tasks: what this browser kept of them is done with (a submit lands here).
   function forgetSubmitted() {
     document.querySelectorAll('tr.rj-entry[data-status="submitted"] a.rj-open').forEach((a) => {
@@ -198,11 +200,22 @@
     });
     return out;
   }
-  // Put saved values back into the form's controls. Fixed fields (hidden inputs: PA once the instruction
-  // is shown) and fields this page has no control for keep the page's values.
-  function fillForm(form, values) {
+  // The names of the controls the rater can change (not the fixed, hidden ones), sorted.
+  function editableFields(form) {
+    const names = new Set();
     form.querySelectorAll("input, textarea, select").forEach((el) => {
-      if (!el.name || el.disabled || el.type === "hidden") return;
+      if (el.name && !el.disabled && el.type !== "hidden") names.add(el.name);
+    });
+    return Array.from(names).sort();
+  }
+  // Put kept values back into the form's controls. Only the fields the kept form had a control for
+  // (``fields``; a copy from before they were recorded: the fields it holds) are set, a radio group with
+  // none checked there emptied; every other control keeps the page's value, and so do fixed fields
+  // (hidden inputs: PA once the instruction is shown).
+  function fillForm(form, values, fields) {
+    const own = new Set(Array.isArray(fields) ? fields : Object.keys(values));
+    form.querySelectorAll("input, textarea, select").forEach((el) => {
+      if (!el.name || el.disabled || el.type === "hidden" || !own.has(el.name)) return;
       const value = Object.prototype.hasOwnProperty.call(values, el.name) ? String(values[el.name]) : "";
       if (el.type === "radio" || el.type === "checkbox") el.checked = el.value === value;
       else el.value = value;
@@ -219,8 +232,20 @@
     let dirty = false, timer = null, lastSent = JSON.stringify(formState(form)), inFlight = false;
     let pending = 0, lastKept = null; // saves sent and not answered; the body of the last closing save
     let submitWhenSaved = null; // the button of a submit that waits for the save in flight
-    const keepHere = () => unsaved.write(task, { version: parseInt(base.value, 10) || 0, values: formState(form),
-                                                 at: Date.now() });
+    const stage = form.dataset.stage || "";
+    const fields = editableFields(form);
+    const sent = []; // the states this page sent (canon), oldest first, at most SENT_KEPT
+    const keepHere = () => unsaved.write(task, { version: parseInt(base.value, 10) || 0, stage, fields,
+                                                 values: formState(form), sent: sent.slice(), at: Date.now() });
+    // Written before the request goes (a closing save's reply may never come): reopened, a server state
+    // this page sent is its own save that landed, not a change made elsewhere.
+    const noteSent = (values) => {
+      const state = canon(values);
+      if (sent[sent.length - 1] !== state) sent.push(state);
+      if (sent.length > SENT_KEPT) sent.splice(0, sent.length - SENT_KEPT);
+      const kept = unsaved.read(task);
+      if (kept) { kept.sent = sent.slice(); unsaved.write(task, kept); }
+    };
     let said = null; // what the live regions say now: "saved", or the text of the error
     // Three spans in task.html. "draft saved" is a polite live region (role=status), written only when
     // the state changes: the first save, and the first save after an error. An autosave like the one
@@ -256,6 +281,7 @@
       const overlapped = pending > 0; // sent while one of this page's own saves was on its way
       const builds = (parseInt(base.value, 10) || 0) + pending;
       pending += 1;
+      noteSent(values);
       // a submit waiting for this save will not go: say so, rather than sending it at some later save
       const dropSubmit = (why) => {
         if (!submitWhenSaved) return false;
@@ -344,22 +370,53 @@
       if (inFlight) { ev.preventDefault(); submitWhenSaved = ev.submitter || null; return; }
       lastSent = JSON.stringify(formState(form));
     });
+    // The copy kept at an earlier visit, against the server's state as this page shows it: dropped when
+    // the server has it; offered when the server still holds the state it was built on (same version)
+    // or one this page's own saves sent (a save that landed, its reply lost with the page), at the same
+    // stage (a PA-stage copy put into the IA form would not be what was typed). Otherwise the task was
+    // changed elsewhere since: the copy is older than the server's state and goes, and the page says so
+    // (whether the copy's own last save had landed before, this browser cannot tell).
     const kept = unsaved.read(task);
-    if (kept && sameValues(kept.values, formState(form))) unsaved.drop(task);
-    else if (kept) offerUnsaved(form, kept, () => { fillForm(form, kept.values); changed(); clearTimeout(timer); save(false); },
-                                () => { const now = unsaved.read(task); if (now && now.at === kept.at) unsaved.drop(task); });
+    const server = formState(form);
+    const builtOn = kept && (kept.version === (parseInt(base.value, 10) || 0) ||
+                             (Array.isArray(kept.sent) && kept.sent.includes(canon(server))));
+    const sameStage = kept && (kept.stage === undefined || kept.stage === stage);
+    if (kept && sameValues(kept.values, server)) unsaved.drop(task);
+    else if (kept && builtOn && sameStage) {
+      offerUnsaved(form, kept, () => { fillForm(form, kept.values, kept.fields); changed(); clearTimeout(timer); save(false); },
+                   () => { const now = unsaved.read(task); if (now && now.at === kept.at) unsaved.drop(task); });
+    } else if (kept) {
+      unsaved.drop(task);
+      sayDiscarded(form, kept);
+    }
+  }
+
+  const clock = (ms) => {
+    const pad = (n) => (n < 10 ? "0" : "") + n;
+    const at = new Date(ms);
+    const today = at.toDateString() === new Date().toDateString();
+    return (today ? "" : at.toLocaleDateString() + " ") + pad(at.getHours()) + ":" + pad(at.getMinutes());
+  };
+  // A copy that is not offered because the task changed elsewhere after it (saved, or its instruction
+  // shown): a plain note (a status, not an alert), nothing to press.
+  function sayDiscarded(form, kept) {
+    const note = document.createElement("p");
+    note.className = "rj-unsaved-dropped";
+    note.setAttribute("role", "status");
+    note.textContent = "A copy of this form kept in this browser at " + clock(kept.at) + " was older than the " +
+      "task's saved state (changed elsewhere since) and was discarded.";
+    const heading = document.querySelector("main h1") || document.querySelector("h1");
+    if (heading) heading.after(note); else form.before(note);
   }
 
   // The banner that offers back what this browser kept and the server does not have. An alert, read out
   // when it appears; its buttons are ordinary buttons (Tab, Enter, Space). Restore puts the values in the
-  // form and saves them as any edit (on the version the page shows, so the server's checks apply and a
-  // refusal shows beside the submit button); Discard forgets them. Until one is pressed, edits are kept
+  // form (the fields the copy had a control for) and saves them as any edit (on the version the page
+  // shows, so the server's checks apply and a refusal shows beside the submit button); Discard forgets
+  // them. Until one is pressed, edits are kept
   // as usual and the offer stays.
   function offerUnsaved(form, kept, restore, discard) {
-    const pad = (n) => (n < 10 ? "0" : "") + n;
-    const at = new Date(kept.at);
-    const today = at.toDateString() === new Date().toDateString();
-    const when = (today ? "" : at.toLocaleDateString() + " ") + pad(at.getHours()) + ":" + pad(at.getMinutes());
+    const when = clock(kept.at);
     const box = document.createElement("div");
     box.className = "rj-unsaved";
     box.setAttribute("role", "alert");
