@@ -10,7 +10,7 @@ paused views of a multi-view item could show neighbouring frames.
 From the review of 2026-12-07 (rev18): a copy whose save had landed (its reply lost with the page) was
 offered as "not saved" after the task changed in another browser, and Restore put the older text over the
 newer save; a copy kept at the PA stage, restored into the IA form, emptied the IA score, rows 4-6 and
-the evidence.
+the evidence; the copies stayed in the browser after logging out.
 """
 
 from __future__ import annotations
@@ -426,6 +426,22 @@ def test_restore_leaves_alone_the_fields_the_copy_had_no_control_for(browser, pr
     v = _stored(project, aid)
     assert (v.pa, v.ia, v.evidence) == (4, 2, "kept text")
     assert [v.checklist[c] for c in CHECKLIST_ITEMS] == [2, 2, 2, 0, 1, 2]
+
+
+def test_logging_out_forgets_the_copies_kept_in_this_browser(browser, project):
+    # On a shared browser, the next person could read the last rater's kept text in the browser's storage.
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        p = w.page
+        _open_first(p)
+        p.evaluate("localStorage.setItem('robojudge.shortcuts', 'off')")
+        context.route("**/api/task/*/draft", lambda route: route.abort("connectionrefused"))
+        p.fill('textarea[name="evidence"]', "a private remark")
+        p.get_by_role("alert").filter(has_text="offline").wait_for(timeout=15_000)
+        assert len(p.evaluate(KEPT)) == 1
+        p.click("form[action='/logout'] button")
+        p.wait_for_url(f"{base}/login")
+        assert p.evaluate(KEPT) == []
+        assert p.evaluate("localStorage.getItem('robojudge.shortcuts')") == "off"  # a preference, not work
 
 
 _SLIDE = """(frame) => { const s = document.querySelector('.rj-seek'); s.value = String(frame);

@@ -163,8 +163,8 @@
   // page sent to the server (the last SENT_KEPT) and the time, and removed once a save has stored exactly
   // that state or the task is submitted. It covers what a save cannot: a closing save that is refused or
   // fails, a session that ended. Reopened, the task offers it back (offerUnsaved) only where it still
-  // builds on what the server holds; it is never put back unasked. Where localStorage is missing or
-  // refuses (private mode, full), the page works as before.
+  // builds on what the server holds; it is never put back unasked. Logging out forgets every copy.
+  // Where localStorage is missing or refuses (private mode, full), the page works as before.
   const UNSAVED_PREFIX = "robojudge.unsaved.";
   const SENT_KEPT = 20;
   const unsaved = {
@@ -179,6 +179,17 @@
     },
     drop(id) {
       try { window.localStorage.removeItem(UNSAVED_PREFIX + id); } catch (e) { /* nothing kept */ }
+    },
+    // every task's copy: a logout leaves no one's text behind on a shared browser
+    dropAll() {
+      try {
+        const keys = [];
+        for (let i = 0; i < window.localStorage.length; i += 1) {
+          const key = window.localStorage.key(i);
+          if (key && key.startsWith(UNSAVED_PREFIX)) keys.push(key);
+        }
+        keys.forEach((key) => window.localStorage.removeItem(key));
+      } catch (e) { /* nothing kept */ }
     },
   };
   // A form state as one string: the same fields with the same values give the same text, whatever their
@@ -545,6 +556,8 @@
     const form = document.querySelector("form.rj-label-form");
     if (form) setupDraft(form);
     forgetSubmitted();
+    // logging out through the header's button forgets every copy kept in this browser
+    document.querySelectorAll("form.rj-logout").forEach((f) => f.addEventListener("submit", () => unsaved.dropAll()));
     setupKeys(form, player);
     window.rjPlayer = player; // for the browser tests and the curious
   });
