@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 
@@ -19,3 +22,16 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_ready(v) for v in value]
     return value
+
+
+def jsonl_records(path: Path, error: type[Exception]) -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` of each non-blank line of the JSON Lines file ``path``, split on
+    ``"\\n"`` only (a record's text may hold U+2028 or U+0085, which ``str.splitlines`` takes for line
+    breaks); a line that is not JSON raises ``error`` naming the file and line."""
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{path}, line {line_no}: not JSON ({exc.msg})") from None

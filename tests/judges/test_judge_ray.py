@@ -21,6 +21,7 @@ from _decode_crash import plant
 from _judge_server import FakeServer, Reply
 from typer.testing import CliRunner
 
+from _ray_head import private_ray
 from robojudge.cli import app
 from robojudge.judges import ResponseCache, get_rubric, make_judge
 from robojudge.run import judge_items
@@ -41,12 +42,8 @@ def head(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         "PYTHONPATH": os.pathsep.join([str(planted), os.environ.get("PYTHONPATH", "")]),
         "ROBOJUDGE_CACHE_DIR": str(tmp_path_factory.mktemp("worker-cache")),
     }
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             runtime_env={"env_vars": env}, log_to_driver=False)
-    try:
+    with private_ray(env):
         yield
-    finally:
-        ray.shutdown()
 
 
 def test_a_video_that_crashes_its_worker_costs_that_item_only(head: None, tmp_path: Path,

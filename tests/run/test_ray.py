@@ -20,6 +20,7 @@ from types import ModuleType
 import _toy_metrics  # noqa: F401
 import pytest
 
+from _ray_head import private_ray
 from robojudge.run import build_requests, score_items, score_sets_into, score_suite
 from robojudge.run._ray import RayExecutor
 from robojudge.store import ResultRow, ResultStore
@@ -41,12 +42,8 @@ def head(tmp_path_factory: pytest.TempPathFactory, ray_toy: ModuleType) -> Itera
         "ROBOJUDGE_PLUGINS": PLUGINS,
         "ROBOJUDGE_CACHE_DIR": str(cache),
     }
-    ray.init(address="local", num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
-             runtime_env={"env_vars": env}, log_to_driver=False)
-    try:
+    with private_ray(env):
         yield
-    finally:
-        ray.shutdown()
 
 
 def _items(n: int, tag: str = "") -> list[Item]:

@@ -14,12 +14,12 @@ trained on (``train_items``, an earlier stage's included) and the frame sampling
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robojudge._json import jsonl_records
 from robojudge.judges import FrameSpec
 from robojudge.train._export import EXPORT_FILE
 from robojudge.train._request import ExportError
@@ -59,13 +59,7 @@ def split_items(export: str | Path, split: str) -> frozenset[str]:
         raise ExportError(f"{root}: the {split} split is empty (records per split: {counts}); export with "
                           f"--{split} above 0" if split != "train" else f"{root}: no train records")
     out = set()
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ExportError(f"{path}, line {line_no}: not JSON ({exc.msg})") from None
+    for line_no, rec in jsonl_records(path, ExportError):
         if not isinstance(rec, dict) or not isinstance(rec.get("item_id"), str):
             raise ExportError(f"{path}, line {line_no}: field item_id is missing")
         out.add(rec["item_id"])

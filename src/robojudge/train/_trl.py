@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from robojudge._files import replace_text
+from robojudge._json import jsonl_records
 from robojudge.train._export import EXPORT_FILE
 from robojudge.train._reward import REWARDS
 
@@ -166,15 +167,7 @@ def load_records(data: str | Path, split: str = "train") -> list[dict[str, Any]]
         raise TrainingError(f"{root}: no {split} records ({path.name} is missing)")
     records = []
     base = root.resolve()
-    # Split on "\n" only, as the export writes records: an instruction or reasoning may hold U+2028 or
-    # U+0085, which str.splitlines() would take for line breaks inside a record.
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TrainingError(f"{path}, line {line_no}: not JSON ({exc.msg})") from None
+    for line_no, rec in jsonl_records(path, TrainingError):  # (split on "\n" only, as the export writes)
         if not isinstance(rec, dict):
             raise TrainingError(f"{path}, line {line_no}: not a record (a JSON object)")
         where = f"{path}, line {line_no}, record {rec.get('id', '?')!r}"

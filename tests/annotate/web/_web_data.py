@@ -162,3 +162,18 @@ def running(app: object) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=20)
+
+
+def hold_first_post() -> tuple[list, object]:
+    """``(held, handler)``: a Playwright route handler that keeps the first POST it sees in ``held``, not
+    sent until the test calls ``held[0].continue_()`` (a save on its way), and lets every other request
+    through."""
+    held: list = []
+
+    def handler(route) -> None:  # type: ignore[no-untyped-def]
+        if route.request.method == "POST" and not held:
+            held.append(route)
+        else:
+            route.continue_()
+
+    return held, handler

@@ -13,7 +13,17 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from _web_data import FPS, PASSWORD, SECRET, cheap_passwords, copy_project, leaks, make_project, running
+from _web_data import (
+    FPS,
+    PASSWORD,
+    SECRET,
+    cheap_passwords,
+    copy_project,
+    hold_first_post,
+    leaks,
+    make_project,
+    running,
+)
 
 from robojudge.annotate import AnnotationService, LabelValues, final_labels, submitted_labels
 from robojudge.annotate.web import create_app
@@ -706,13 +716,7 @@ def test_controls_have_names_that_say_which_row_and_enough_contrast(browser, tem
 def test_an_edit_made_while_a_save_is_on_its_way_is_not_reported_saved(browser, project):
     # A save's reply marked the draft saved even when the rater had typed more while it was on its way:
     # "draft saved" showed, and the newer text reached the server only at the next 3-second check.
-    held = []
-
-    def hold_first(route):
-        if route.request.method == "POST" and not held:
-            held.append(route)  # answered below, once more has been typed
-        else:
-            route.continue_()
+    held, hold_first = hold_first_post()
 
     with _alices_first_task(browser, project) as (_context, _base, p, aid):
         p.route("**/api/task/*/draft", hold_first)

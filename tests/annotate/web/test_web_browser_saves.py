@@ -20,7 +20,7 @@ from contextlib import contextmanager
 
 import pytest
 import test_web_browser as browser_tests
-from _web_data import FPS, PASSWORD, SECRET, copy_project, running
+from _web_data import FPS, PASSWORD, SECRET, copy_project, hold_first_post, running
 from test_web_browser import VIDEOS, Watched, _open, _stored, log_in, seeked, wait_saved, wait_video
 
 from robojudge.annotate import AnnotationService, LabelValues
@@ -161,13 +161,7 @@ def test_the_page_works_where_local_storage_refuses(browser, project):
 def test_a_save_refused_because_of_the_pages_own_save_is_not_called_a_change_elsewhere(browser, project):
     # The closing save of a tab switch builds on the version the save on its way will make; it arrived
     # first and was refused, and the page said "changed elsewhere: reload", though nothing had.
-    held = []
-
-    def hold_first(route):
-        if route.request.method == "POST" and not held:
-            held.append(route)
-        else:
-            route.continue_()
+    held, hold_first = hold_first_post()
 
     with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
         p = w.page
@@ -264,13 +258,7 @@ def test_a_submit_after_the_session_ended_is_offered_back_after_logging_in(brows
 def test_a_submit_waiting_for_a_save_that_fails_is_dropped_and_said(browser, project):
     # The submit waited for the autosave on its way; when that failed on the network, nothing was said,
     # and the next successful retry sent the submit by itself, with whatever the form held by then.
-    held = []
-
-    def hold_first(route):
-        if route.request.method == "POST" and not held:
-            held.append(route)
-        else:
-            route.continue_()
+    held, hold_first = hold_first_post()
 
     with _served(browser, create_app(project.db, project.suite, SECRET)) as (_context, _base, w):
         p = w.page
