@@ -186,12 +186,8 @@ class _OtherRuns:
 
     def order(self, todo: list[TodoEntry]) -> list[TodoEntry]:
         """``todo`` with the items other running processes note in flight last, said once per process."""
-        busy = self.store.in_flight_elsewhere()
-        # (a note of other metrics, a score run's beside this judge run on one store, is no overlap)
-        mine = {p.metric_id for _, plans, _ in todo for plan in plans
-                for p in (plan, plan.fallback) if p is not None}
-        busy = {item: kept for item, notes in busy.items()
-                if (kept := [n for n in notes if set(n.get("metrics") or ()) & mine])}
+        busy = self.store.in_flight_elsewhere({p.metric_id for _, plans, _ in todo for plan in plans
+                                               for p in (plan, plan.fallback) if p is not None})
         later = [entry for entry in todo if entry[0].item_id in busy]
         by_process: dict[tuple[str, str], list[str]] = {}
         since: dict[tuple[str, str], str] = {}

@@ -944,16 +944,13 @@ class _OtherRuns:
     def _look(self, tasks: list[Task], later: list[Task]) -> list[Task]:
         """``tasks`` less those stored now and those put off (onto ``later``)."""
         stored = self._stored(tasks)
-        busy = self.store.in_flight_elsewhere()
+        busy = self.store.in_flight_elsewhere({r.id for task in tasks for r in task.requests})
         kept = []
         for k, task in enumerate(tasks):
             if k in stored:
                 continue
-            # (a note of other metrics, a judge run's beside this score run on one store, is no overlap)
-            ids = {r.id for r in task.requests}
-            theirs = [n for n in busy.get(task.item.item_id, ()) if set(n.get("metrics") or ()) & ids]
-            if theirs:
-                self._warn(theirs, busy)
+            if task.item.item_id in busy:
+                self._warn(busy[task.item.item_id], busy)
                 later.append(task)
                 continue
             kept.append(task)

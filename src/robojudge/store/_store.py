@@ -13,7 +13,7 @@ import socket
 import sqlite3
 import urllib.parse
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -798,12 +798,14 @@ class ResultStore:
             metrics.extend(m for m in note["metrics"] if m not in metrics)
         return out
 
-    def in_flight_elsewhere(self) -> dict[str, list[dict[str, Any]]]:
+    def in_flight_elsewhere(self, metrics: Collection[str]) -> dict[str, list[dict[str, Any]]]:
         """The items other processes still running on this host have noted in flight
-        (:meth:`note_in_flight`), each with those notes (``host``, ``pid``, ``at``: when noted, UTC ISO
-        text, ``metrics``...): what an overlapping run (the same command launched twice) is computing
-        now. This process's notes, those of processes that have ended and those of other hosts (which
-        cannot be checked from here: :meth:`in_flight`) are left out."""
+        (:meth:`note_in_flight`) for one of ``metrics``, each with those notes (``host``, ``pid``,
+        ``at``: when noted, UTC ISO text, ``metrics``...): what an overlapping run (the same command
+        launched twice) is computing now. This process's notes, those of processes that have ended,
+        those of other hosts (which cannot be checked from here: :meth:`in_flight`) and those of other
+        metrics only (a judge run beside a score run on one store is no overlap) are left out."""
+        wanted = set(metrics)
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
         with self._guard("read"), self._read() as conn:
             raw = conn.execute(stmt).scalars().all()
@@ -811,7 +813,8 @@ class ResultStore:
         out: dict[str, list[dict[str, Any]]] = {}
         for value in sorted(raw):
             note = _in_flight_note(value)
-            if note is not None and not _same_process(note, me) and not _ended(note, me):
+            if (note is not None and not _same_process(note, me) and not _ended(note, me)
+                    and wanted & set(note.get("metrics") or ())):
                 out.setdefault(note["item_id"], []).append(note)
         return out
 

@@ -328,7 +328,13 @@ def _alices_first_task(browser, project):
 def _alice(browser, project, viewport: tuple[int, int] | None = None):
     """``(context, base URL, watched page)``: the app of ``project`` running, alice logged in, in a
     browser context of ``viewport`` (width, height; Playwright's default without), closed on the way out."""
-    app = create_app(project.db, project.suite, SECRET)
+    with served(browser, create_app(project.db, project.suite, SECRET), viewport) as got:
+        yield got
+
+
+@contextmanager
+def served(browser, app, viewport: tuple[int, int] | None = None):
+    """As :func:`_alice`, for a given ASGI ``app`` (one wrapped to delay or drop requests)."""
     with running(app) as base:
         size = {} if viewport is None else {"viewport": {"width": viewport[0], "height": viewport[1]}}
         context = browser.new_context(**size)

@@ -16,11 +16,10 @@ the evidence; the copies stayed in the browser after logging out.
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 
 import pytest
 import test_web_browser as browser_tests
-from _web_data import FPS, PASSWORD, SECRET, copy_project, hold_first_post, running
+from _web_data import FPS, PASSWORD, SECRET, copy_project, hold_first_post
 from test_web_browser import VIDEOS, Watched, _open, _stored, log_in, seeked, wait_saved, wait_video
 
 from robojudge.annotate import AnnotationService, LabelValues
@@ -56,17 +55,9 @@ class Gate:
         await self.app(scope, receive, send)
 
 
-@contextmanager
-def _served(browser, app, viewport=(1280, 900)):
-    """``(context, base URL, watched page)``: ``app`` served, alice logged in."""
-    with running(app) as base:
-        context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
-        try:
-            w = Watched(context, base)
-            log_in(w, base, "alice")
-            yield context, base, w
-        finally:
-            context.close()
+def _served(browser, app):
+    """``(context, base URL, watched page)``: ``app`` served, alice logged in, a 1280 x 900 window."""
+    return browser_tests.served(browser, app, (1280, 900))
 
 
 def _open_first(p):
