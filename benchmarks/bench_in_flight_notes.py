@@ -1,4 +1,4 @@
-"""Benchmark what noting each item in flight costs a run with one worker (the default).
+"""Benchmark what noting each item in flight costs a run, with one worker (the default) and with a pool.
 
 Run with::
 
@@ -6,14 +6,17 @@ Run with::
 
 With the in-process executor, ``score_items`` notes each item in the store before computing it and
 clears the note once its rows are stored (two small SQLite transactions), so that a run that dies on
-an item computes that item alone in a child process next time. This scores ``--items`` items with a
-metric that does nothing (so only the bookkeeping is timed) into a fresh SQLite store, side by side:
+an item computes that item alone in a child process next time. With worker processes (``-w N``) the
+run notes each item as it hands it out (``queued``), so that the same command launched again leaves
+it alone. This scores ``--items`` items with a metric that does nothing (so only the bookkeeping is
+timed) into a fresh SQLite store, side by side, each without notes (the store's note and clear made to
+do nothing) and with them:
 
-(a) an in-process executor that says it is not one (no notes: the loop as before);
-(b) the default in-process executor (notes).
+(a) the default in-process executor;
+(b) a pool of 2 worker processes.
 
-It prints the median of the repeats and the cost per item of (b) over (a). On real metrics an item
-takes 0.1 s to minutes, so the per-item figure is what to compare with.
+It prints the median of the repeats and the cost per item of the notes. On real metrics an item takes
+0.1 s to minutes, so the per-item figure is what to compare with.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from robojudge.metrics import Score, metric
-from robojudge.run import SerialExecutor, build_requests, score_items
+from robojudge.run import Executor, LocalProcessExecutor, SerialExecutor, build_requests, score_items
 from robojudge.store import ResultStore
 from robojudge.suite import Item
 
@@ -43,14 +47,21 @@ def _nothing(item: Item, config: _Nothing) -> Score:
     return Score(value=1.0)
 
 
-class _Unnoted(SerialExecutor):
-    in_process = False  # the scoring loop then takes no notes, as before they existed
+class _Unnoting(ResultStore):
+    """A store whose in-flight notes do nothing: the run as without them."""
+
+    def note_in_flight(self, item_id: str, metrics: Iterable[str], *, queued: bool = False) -> None:
+        pass
+
+    def clear_in_flight(self, item_ids: Iterable[str]) -> None:
+        pass
 
 
-def _time(executor: SerialExecutor, items: list[Item]) -> float:
-    with tempfile.TemporaryDirectory() as folder, ResultStore(Path(folder) / "r.sqlite") as store:
+def _time(make: Callable[[], Executor], items: list[Item], notes: bool) -> float:
+    kind = ResultStore if notes else _Unnoting
+    with tempfile.TemporaryDirectory() as folder, kind(Path(folder) / "r.sqlite") as store:
         start = time.perf_counter()
-        score_items(items, build_requests(["bench_nothing"]), store, executor=executor)
+        score_items(items, build_requests(["bench_nothing"]), store, executor=make())
         return time.perf_counter() - start
 
 
@@ -60,13 +71,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     items = [Item(item_id=f"item{i:05d}", video="/not/read.mp4", instruction="x") for i in range(args.items)]
-    plain, noted = [], []
-    for _ in range(args.repeats):  # alternated, so that load from other work falls on both alike
-        plain.append(_time(_Unnoted(), items))
-        noted.append(_time(SerialExecutor(), items))
-    a, b = statistics.median(plain), statistics.median(noted)
-    print(f"{args.items} items, median of {args.repeats}: without notes {a:.2f} s, with notes {b:.2f} s "
-          f"({b / a:.2f}x); {1000 * (b - a) / args.items:.2f} ms more per item")
+    for name, make in (("1 worker (in process)", SerialExecutor),
+                       ("2 worker processes", lambda: LocalProcessExecutor(2))):
+        plain, noted = [], []
+        for _ in range(args.repeats):  # alternated, so that load from other work falls on both alike
+            plain.append(_time(make, items, notes=False))
+            noted.append(_time(make, items, notes=True))
+        a, b = statistics.median(plain), statistics.median(noted)
+        print(f"{name}: {args.items} items, median of {args.repeats}: without notes {a:.2f} s, with notes "
+              f"{b:.2f} s ({b / a:.2f}x); {1000 * (b - a) / args.items:.2f} ms more per item")
     return 0
 
 

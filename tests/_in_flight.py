@@ -20,7 +20,7 @@ import json, sys
 from robojudge.store import ResultStore
 with ResultStore(sys.argv[1]) as store:
     for item_id, metrics in json.loads(sys.argv[2]).items():
-        store.note_in_flight(item_id, metrics)
+        store.note_in_flight(item_id, metrics, queued=sys.argv[4] == "queued")
 print("noted", flush=True)
 if sys.argv[3] == "wait":
     sys.stdin.read()  # until the test closes stdin, or kills it
@@ -29,23 +29,28 @@ if sys.argv[3] == "wait":
 Notes = Mapping[str, Sequence[str]]
 
 
-def _command(url: str | os.PathLike[str], notes: Notes, wait: bool) -> list[str]:
+def _command(url: str | os.PathLike[str], notes: Notes, wait: bool, queued: bool = False) -> list[str]:
     return [sys.executable, "-c", _NOTE, os.fspath(url), json.dumps({k: list(v) for k, v in notes.items()}),
-            "wait" if wait else "end"]
+            "wait" if wait else "end", "queued" if queued else "computed"]
 
 
-def note_from_ended_process(url: str | os.PathLike[str], notes: Notes) -> None:
+def note_from_ended_process(url: str | os.PathLike[str], notes: Notes, *, queued: bool = False) -> None:
     """Note each item of ``notes`` (with its metrics) in the store at ``url`` from a child process that then
-    ends, as a run killed while computing them leaves them."""
-    subprocess.run(_command(url, notes, wait=False), check=True, timeout=120, capture_output=True)
+    ends, as a run killed while computing them leaves them (``queued``: as a pool's driver killed while
+    its workers computed them leaves them)."""
+    subprocess.run(_command(url, notes, wait=False, queued=queued), check=True, timeout=120,
+                   capture_output=True)
 
 
 @contextmanager
-def noting_process(url: str | os.PathLike[str], notes: Notes) -> Iterator[subprocess.Popen[str]]:
+def noting_process(
+    url: str | os.PathLike[str], notes: Notes, *, queued: bool = False
+) -> Iterator[subprocess.Popen[str]]:
     """A child process that notes ``notes`` in the store at ``url`` and runs on (a run computing them
-    now) until it is killed (``proc.kill(); proc.wait()``) or the block ends."""
-    proc = subprocess.Popen(_command(url, notes, wait=True), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    now; ``queued``: a pool run whose workers compute them) until it is killed (``proc.kill();
+    proc.wait()``) or the block ends."""
+    proc = subprocess.Popen(_command(url, notes, wait=True, queued=queued), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()

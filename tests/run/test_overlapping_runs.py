@@ -16,12 +16,20 @@ import _toy_metrics  # noqa: F401  (registers the test metrics; tests/run is on 
 import numpy as np
 import pytest
 
-from _in_flight import noting_process
+from _in_flight import note_from_ended_process, noting_process
 from robojudge.cli._common import print_summary
 from robojudge.metrics import METRICS, SET_METRICS
 from robojudge.metrics import _sets as sets
 from robojudge.metrics._score import Score
-from robojudge.run import SerialExecutor, _score, build_requests, score_items, score_sets_into, score_suite
+from robojudge.run import (
+    LocalProcessExecutor,
+    SerialExecutor,
+    _score,
+    build_requests,
+    score_items,
+    score_sets_into,
+    score_suite,
+)
 from robojudge.run import _where as where
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
@@ -349,3 +357,58 @@ def test_a_live_note_of_other_metrics_is_no_overlap(
                         progress=lambda row, summary: order.append(row.item_id))
     assert (s.ok, s.by_other_run) == (2, 0) and order == ["a", "b"]  # a not put off
     assert not [r for r in caplog.records if "another run" in r.getMessage()]
+
+
+# -- 6. a pool run's items are noted too (audit concur: a -w N run wrote no notes) ---------------------
+
+
+def test_a_pool_run_notes_the_items_its_workers_compute(store_url: str) -> None:
+    """A run with worker processes notes each item as it hands it out (queued) and clears the note once the
+    item's rows are stored: a second launch can see what it computes. Before, such a run noted nothing, and
+    a second launch computed all of it again."""
+    reqs = build_requests(["test_slow"])
+    seen: list[tuple[str, dict[str, list[str]]]] = []
+    with ResultStore(store_url) as store:
+        def look(row: ResultRow, summary: Any) -> None:
+            with ResultStore(store_url) as other:
+                seen.append((row.item_id, other.in_flight()))
+
+        s = score_items(_items([f"i{k}" for k in range(6)]), reqs, store, executor=LocalProcessExecutor(2),
+                        progress=look)
+        assert s.ok == 6
+        assert store.in_flight() == {}  # every note cleared
+    assert len(seen) == 6
+    first, notes = seen[0]
+    # 4 tasks handed out (2 workers, 2 each): the 3 whose rows are not back yet are noted, with their metric
+    assert len(notes) == 3 and first not in notes and set(notes) < {"i0", "i1", "i2", "i3"}
+    assert all(m == ["test_slow"] for m in notes.values())
+    for item, notes in seen:  # an item's note is gone once its row is stored
+        assert item not in notes
+
+
+def test_a_second_launch_puts_off_what_a_pool_run_hands_its_workers(store_url: str) -> None:
+    """A live pool run's note (queued) is an overlap as a serial run's is: the item is put off, then
+    computed at the end if that run stored nothing meanwhile."""
+    reqs = build_requests(["test_slow"])
+    order: list[str] = []
+    with noting_process(store_url, {"a": ["test_slow"]}, queued=True), ResultStore(store_url) as store:
+        s = score_items(_items(["a", "b"]), reqs, store, executor=SerialExecutor(),
+                        progress=lambda row, summary: order.append(row.item_id))
+    assert order == ["b", "a"] and s.ok == 2  # a put off, computed last (the other run stored nothing)
+
+
+def test_a_killed_pool_runs_notes_are_no_crash(store_url: str) -> None:
+    """The notes a pool's driver leaves when it is killed name tasks its workers had, not a crash in this
+    process: the next run computes them as usual (not alone in a child process), clears them, and `results
+    status` does not list them as in flight."""
+    from robojudge.run import results_status
+
+    note_from_ended_process(store_url, {"a": ["test_slow"], "b": ["test_slow"]}, queued=True)
+    with ResultStore(store_url) as store:
+        assert set(store.in_flight(ended=True)) == {"a", "b"}
+        assert store.in_flight(ended=True, queued=False) == {}
+        status = results_status(store, None)
+        assert (status.in_flight, status.in_flight_ended) == ({}, {})
+        s = score_items(_items(["a", "b"]), build_requests(["test_slow"]), store, executor=SerialExecutor())
+        assert (s.ok, s.isolated) == (2, [])
+        assert store.in_flight() == {}

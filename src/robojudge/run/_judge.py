@@ -144,7 +144,7 @@ class _DecodeNotes:
         self.store = store
         self.metrics = list(metrics)
         notes = store.in_flight(ended=True)
-        self.earlier = set(notes)
+        self.earlier = set(store.in_flight(ended=True, queued=False))
         self.ours = {item for item, noted in notes.items() if set(noted) & set(self.metrics)}
         self._decoder = decoder
         self._apart: DecoderPool | None = None

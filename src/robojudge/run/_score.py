@@ -7,6 +7,7 @@ taken when the run is planned; a stored row whose inputs changed since is recomp
 from __future__ import annotations
 
 import collections
+import contextlib
 import itertools
 import json
 import logging
@@ -1045,16 +1046,20 @@ def score_blocks(
         refuse_unimportable(requests)
     costs, left = CostModel(), Outstanding()
     in_process = bool(getattr(ex, "in_process", False))
-    earlier = set(store.in_flight(ended=True))  # items a run was computing in its own process when it ended
-    met: set[str] = set()  # those of them this run plans
+    # Items a run was computing in its own process when it ended (crash suspects), and every note of an
+    # ended process (those of the tasks a pool's driver had handed out too: out of date once stored).
+    earlier = set(store.in_flight(ended=True, queued=False))
+    ended = set(store.in_flight(ended=True))
+    met: set[str] = set()  # items of those notes this run plans
     noted: dict[str, bool] = {}  # items this process noted in flight and has not cleared: stored yet?
+    handed: dict[str, collections.Counter[str]] = {}  # items with the workers (noted, queued): their metrics
     planned_ids: set[str] = set()  # every item of the run, to tell "nothing measured" (see below)
 
     def plan(block: Sequence[Item]) -> list[Task]:
         # Failures are deleted per block, of its items only: those of the blocks before are this run's own
         # rows by then (an item id is in one block only), and other manifests' items are not this run's.
         tasks, pending = _plan(block, requests, store, retry_errors, rescore_unknown, rescore_libraries)
-        met.update(it.item_id for it in block if it.item_id in earlier)
+        met.update(it.item_id for it in block if it.item_id in ended)
         planned_ids.update(it.item_id for it in block)
         _add_plan(summary, tasks, pending)
         scheduled = schedule(tasks, ex.workers, split_above)
@@ -1104,6 +1109,18 @@ def score_blocks(
         # Ray runs each metric of such a task again as a task of its own.
         from robojudge.run._ray import RayExecutor
 
+        def handing(tasks: Iterable[Task]) -> Iterator[Task]:
+            # Worker processes compute: the item is noted (queued) as its task is handed out, so that the
+            # same command launched again puts it off (_OtherRuns), and cleared once its rows are stored.
+            for task in tasks:
+                out = handed.setdefault(task.item.item_id, collections.Counter())
+                out.update(r.id for r in task.requests)
+                noted.setdefault(task.item.item_id, False)
+                store.note_in_flight(task.item.item_id, list(out), queued=True)
+                yield task
+
+        if not in_process:
+            planned = handing(planned)
         if isinstance(ex, RayExecutor):
             results = ex.map_unordered(compute_task, planned, _crash_rows, split=_per_request)
         else:
@@ -1124,7 +1141,14 @@ def score_blocks(
             for row in changed:  # computed, not stored: the progress still counts them
                 if progress is not None:
                     progress(row, summary)
-            if in_process or task.item.item_id in earlier:
+            out = handed.get(task.item.item_id)
+            if out is not None:  # (a task Ray split comes back as its parts, a metric each)
+                out.subtract(r.id for r in task.requests)
+                if +out:
+                    out = None  # other tasks of the item are still with the workers
+                else:
+                    del handed[task.item.item_id]
+            if in_process or task.item.item_id in ended or out is not None:
                 store.clear_in_flight([task.item.item_id])
                 noted.pop(task.item.item_id, None)
             for row in rows:
@@ -1164,6 +1188,9 @@ def score_blocks(
             summary.measured_before = _measured_before(store, planned_ids, requests)
     except KeyboardInterrupt:
         summary.interrupted = True
+        if handed:  # (a stopped pool's tasks are no crash suspects: their notes would only linger)
+            with contextlib.suppress(StoreError):
+                store.clear_in_flight(list(handed))
     except StoreError as exc:
         if results is None:  # nothing ran: the store cannot be used at all
             raise

@@ -225,7 +225,7 @@ def _guarded(store: ResultStore, summary: SetRunSummary) -> Callable[[SetTask], 
     :func:`score_items`: the (group, metric) is noted in the store while it is computed, and one an
     earlier run was computing when its process ended is computed alone in a child process (not one a
     run still going on on this host is computing: see :meth:`ResultStore.in_flight`)."""
-    earlier = store.in_flight(ended=True)
+    earlier = store.in_flight(ended=True, queued=False)
 
     def compute(task: SetTask) -> list[SetRow]:
         note, pair = _note_id(task), (task.sm.id, task.group.key)

@@ -732,7 +732,7 @@ class ResultStore:
             raw = conn.execute(stmt).scalars().all()
         return _latest_first(note for value in raw if (note := _manifest_note(value)) is not None)
 
-    def note_in_flight(self, item_id: str, metrics: Iterable[str]) -> None:
+    def note_in_flight(self, item_id: str, metrics: Iterable[str], *, queued: bool = False) -> None:
         """Note that this process is about to compute ``metrics`` of ``item_id``.
 
         A run that computes in its own process notes each item before computing it and clears the
@@ -745,10 +745,15 @@ class ResultStore:
         can tell the note of another run still going on from one left by a crash
         (:meth:`in_flight` with ``ended``). Each process keeps its own note of an item: two runs
         computing one item at once do not replace each other's.
+
+        ``queued``: the item is given to worker processes, not computed here (a pool's driver notes
+        the tasks it hands out). Such a note tells an overlapping run to leave the item alone
+        (:meth:`in_flight_elsewhere`), but its process's end is no crash of the item (the workers'
+        crashes are the pool's to handle): :meth:`in_flight` with ``queued=False`` leaves it out.
         """
         me = _this_process()
         value = json.dumps({"item_id": item_id, "metrics": list(metrics), **me,
-                            "at": datetime.now(UTC).isoformat()})
+                            "at": datetime.now(UTC).isoformat(), **({"queued": True} if queued else {})})
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         stmt = insert(meta_table).values(key=_in_flight_key(item_id, me), value=value)
         stmt = stmt.on_conflict_do_update(index_elements=[meta_table.c.key], set_={"value": value})
@@ -772,7 +777,7 @@ class ResultStore:
             for start in range(0, len(keys), _IN_CHUNK):
                 conn.execute(delete(meta_table).where(meta_table.c.key.in_(keys[start:start + _IN_CHUNK])))
 
-    def in_flight(self, *, ended: bool = False) -> dict[str, list[str]]:
+    def in_flight(self, *, ended: bool = False, queued: bool = True) -> dict[str, list[str]]:
         """The items noted by :meth:`note_in_flight` and not cleared since, each with the metrics
         that were to be computed (those of every note of the item, when several processes noted it).
 
@@ -784,6 +789,9 @@ class ResultStore:
                 note did before notes named their process (and so does such an older note). Two runs
                 on two hosts sharing a store may so take each other's items in flight for crashed
                 ones: each is then computed once more, alone in a child process.
+            queued: Also the notes of items given to worker processes (``note_in_flight`` with
+                ``queued``). False leaves them out: with ``ended``, what is left are the items a run's
+                own process was computing when it ended, those the next run computes alone.
         """
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
         with self._guard("read"), self._read() as conn:
@@ -792,7 +800,7 @@ class ResultStore:
         out: dict[str, list[str]] = {}
         for value in sorted(raw):
             note = _in_flight_note(value)
-            if note is None or (ended and not _ended(note, me)):
+            if note is None or (ended and not _ended(note, me)) or (not queued and note.get("queued")):
                 continue
             metrics = out.setdefault(note["item_id"], [])
             metrics.extend(m for m in note["metrics"] if m not in metrics)
