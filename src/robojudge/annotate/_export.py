@@ -52,6 +52,9 @@ class SubmittedLabel:
     #: and that label's rater: see :func:`final_labels`.
     filled: tuple[str, ...] = ()
     filled_from: str | None = None
+    #: Who wrote ``values.evidence`` when that is not ``rater`` (an adjudication that kept the primary
+    #: label's scores and wrote no evidence of its own carries the primary rater's): see :func:`_filled`.
+    evidence_from: str | None = None
     #: The axes on which the cross-review disputes this primary label (see :func:`disputed_items`); set
     #: on a final label only when the disputed items are asked for.
     disputed: tuple[str, ...] = ()
@@ -130,9 +133,11 @@ def _finals(labels: list[SubmittedLabel], *, disputed: bool = False) -> dict[str
 
     An adjudication that leaves a score unset (one settling PA alone, as a Label Studio import may)
     takes it from the primary label where nobody disputed it: the cross-review gave the same value, or
-    there was no cross-review. A disputed score the adjudication left unset stays unset. The evidence
-    and the segments are taken from the primary label when the adjudication has none. The scores taken
-    are listed in ``filled`` (their rater in ``filled_from``), so agreement tables do not compare the
+    there was no cross-review. A disputed score the adjudication left unset stays unset. The segments
+    are taken from the primary label when the adjudication has none. So is the evidence, but only where
+    the adjudication kept the primary PA and IA (its rater then in ``evidence_from``); where it changed
+    either, the evidence is the adjudication's own, else its note, else none. The scores taken are
+    listed in ``filled`` (their rater in ``filled_from``), so agreement tables do not compare the
     primary rater with their own value.
     """
     best: dict[str, SubmittedLabel] = {}
@@ -184,11 +189,28 @@ def _filled(
             checklist[name] = theirs
             filled.append(f"checklist.{name}")
     segments = values.segments if any(v is not None for v in values.segments) else given.segments
-    if not filled and (values.evidence or not given.evidence) and segments == values.segments:
+    pa, ia = scores.get("pa", values.pa), scores.get("ia", values.ia)
+    # The primary rater's evidence argues for their scores: it goes with the final label only where the
+    # adjudication kept them. Where it overrode PA or IA the evidence is the adjudicator's (their
+    # evidence, else their note), or none: never text that supports the score it replaced.
+    overrode = any(mine is not None and mine != theirs for mine, theirs in ((pa, given.pa), (ia, given.ia)))
+    evidence, evidence_from = values.evidence, None
+    if not evidence and overrode:
+        evidence = values.note
+    elif not evidence and given.evidence:
+        evidence, evidence_from = given.evidence, first.rater
+    if not filled and evidence == values.evidence and segments == values.segments:
         return adjudication
-    merged = replace(values, pa=scores.get("pa", values.pa), ia=scores.get("ia", values.ia),
-                     checklist=checklist, evidence=values.evidence or given.evidence, segments=segments)
-    return replace(adjudication, values=merged, filled=tuple(filled), filled_from=first.rater)
+    merged = replace(values, pa=pa, ia=ia, checklist=checklist, evidence=evidence, segments=segments)
+    return replace(adjudication, values=merged, filled=tuple(filled), filled_from=first.rater,
+                   evidence_from=evidence_from)
+
+
+def evidence_author(lab: SubmittedLabel) -> str | None:
+    """Who wrote the label's evidence: ``None`` when it has none."""
+    if not lab.values.evidence:
+        return None
+    return lab.evidence_from or lab.rater
 
 
 def project_suite(
@@ -376,7 +398,8 @@ def export_manifest(
             # The segment length goes with the verdicts: segment k covers [k * segment_s, (k + 1) *
             # segment_s) seconds of the clip (``meta segments-table`` lines them up with a metric's).
             note = {"kind": lab.kind, "segments": segments, "segment_s": segment_s if segments else None,
-                    "note": lab.values.note, "disputed": list(lab.disputed)}
+                    "note": lab.values.note, "evidence_from": evidence_author(lab),
+                    "disputed": list(lab.disputed)}
             record.setdefault("meta", {})["annotation"] = {
                 k: x for k, x in note.items() if x not in (None, [])
             }
