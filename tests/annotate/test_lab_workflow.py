@@ -5,6 +5,7 @@ and whom ``raters.csv`` scores on what."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,83 @@ def test_training_data_never_pairs_the_primary_reasoning_with_the_adjudicated_sc
     assert rec["item_id"] == item and rec["score"] == 5
     reply = json.loads(rec["completion"][0]["content"][0]["text"])
     assert reply == {"physical_adherence": 5}  # the score alone: no reasoning for the other score
+
+
+# -- F4: the recorded suite is checked before an export ------------------------------------------------
+
+
+def _rewrite(manifest: Path, change: Any) -> None:
+    records = [json.loads(x) for x in manifest.read_text().splitlines()]
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in change(records)), encoding="utf-8")
+
+
+def _all_final(db: str, suite: SuiteFiles) -> None:
+    init_project(suite.manifest, db, "p", seed=1)
+    _people(db)
+    assign(db, "p", ["ann1", "ann2"])
+    _do(db, "ann1", _values(4, 4, evidence="fine"))
+    _do(db, "ann2", _values(5, 5, evidence="fine"))
+
+
+@pytest.mark.parametrize("fmt", ["manifest", "scores", "labelstudio", "train"])
+def test_an_edited_instruction_in_the_recorded_suite_is_an_error_naming_item_and_field(
+    db_url: str, suite: SuiteFiles, tmp_path: Path, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from robojudge.annotate import AnnotateError, export_labelstudio, export_scores
+
+    _all_final(db_url, suite)
+    item = suite.item_ids[2]
+
+    def edit(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for r in records:
+            if r["item_id"] == item:
+                r["instruction"] = "open the drawer"
+        return records
+
+    _rewrite(suite.manifest, edit)
+    want = (rf"{re.escape(str(suite.manifest))}: the suite of project 'p' changed.*"
+            rf"item '{item}' field instruction")
+    if fmt == "train":
+        from robojudge.train import ExportError, export_training_data
+
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        with pytest.raises(ExportError, match=want):
+            export_training_data(db_url, ["ia"], tmp_path / "train", project="p")
+        return
+    run = {"manifest": export_manifest, "scores": export_scores, "labelstudio": export_labelstudio}[fmt]
+    out = tmp_path / {"manifest": "lab.jsonl", "scores": "scores", "labelstudio": "ls.json"}[fmt]
+    with pytest.raises(AnnotateError, match=want):
+        run(db_url, "p", out)
+    assert not out.exists()
+
+
+def test_an_item_removed_from_the_recorded_suite_is_an_error(
+    db_url: str, suite: SuiteFiles, tmp_path: Path
+) -> None:
+    from robojudge.annotate import AnnotateError, export_scores
+
+    _all_final(db_url, suite)
+    gone = suite.item_ids[3]
+    _rewrite(suite.manifest, lambda rs: [r for r in rs if r["item_id"] != gone])
+    with pytest.raises(AnnotateError, match=rf"items of the project it lacks: '{gone}'"):
+        export_scores(db_url, "p", tmp_path / "scores")
+    with pytest.raises(AnnotateError, match=rf"items of the project it lacks: '{gone}'"):
+        export_manifest(db_url, "p", tmp_path / "lab.jsonl")
+
+
+def test_a_changed_video_in_the_recorded_suite_is_an_error(
+    db_url: str, suite: SuiteFiles, tmp_path: Path
+) -> None:
+    from robojudge.annotate import AnnotateError
+
+    _all_final(db_url, suite)
+    a, b = suite.item_ids[2], suite.item_ids[3]
+
+    def swap(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        by = {r["item_id"]: r for r in records}
+        by[a]["video"], by[b]["video"] = by[b]["video"], by[a]["video"]
+        return records
+
+    _rewrite(suite.manifest, swap)
+    with pytest.raises(AnnotateError, match=rf"item '{a}' field video"):
+        export_manifest(db_url, "p", tmp_path / "lab.jsonl")

@@ -222,31 +222,30 @@ def project_suite(
 ) -> Suite:
     """The project's suite as an export reads it: ``suite`` where it is now, else the recorded manifest.
 
-    A ``suite`` other than the recorded manifest is checked to be the project's suite (see
-    :mod:`._place`); with ``files="required"`` its files must be there too.
+    The manifest read, the recorded one as much as a ``suite`` given in its place, is checked to be the
+    project's suite (see :mod:`._place`): an item removed or added, an instruction or a file changed
+    since ``init`` is an error naming the manifest, the item and the field. With ``files="required"``
+    its files must be there too.
 
     Raises:
         AnnotateError: No such project; the recorded manifest is gone and no ``suite`` was given; the
             manifest cannot be read, or is not the project's suite.
     """
-    from robojudge.suite import ManifestError, load_suite
-
     with AnnotationService(db, create=False) as svc, svc.db.read() as conn:
         prow = project_row(conn, project)
         given = given_suite(prow, suite)
         if given is not None:
             return match_suite(conn, prow, given, files=files == "required").suite
-    recorded = prow.suite_path
-    if not os.path.exists(recorded):
-        raise AnnotateError(
-            f"cannot read the project's suite {recorded}: not found (a suite moved, or a database shared "
-            "with another machine?): give the suite where it is now (--suite), or record its new place "
-            "with robojudge annotate relocate"
-        )
-    try:
-        return load_suite(recorded, files=files)  # "optional": fields only, files not read
-    except (OSError, ValueError, ManifestError) as exc:
-        raise AnnotateError(f"cannot read the project's suite {recorded}: {exc}") from exc
+        recorded = prow.suite_path
+        if not os.path.exists(recorded):
+            raise AnnotateError(
+                f"cannot read the project's suite {recorded}: not found (a suite moved, or a database "
+                "shared with another machine?): give the suite where it is now (--suite), or record its "
+                "new place with robojudge annotate relocate"
+            )
+        # The recorded manifest may have been edited since init: an item removed, an instruction or a
+        # video changed. Labels given to the old item must not go out as the new item's.
+        return match_suite(conn, prow, recorded, files=files == "required").suite
 
 
 def suite_paths(db: str | os.PathLike[str], project: str, suite: str | os.PathLike[str] | None) -> list[str]:

@@ -186,6 +186,10 @@ def match_suite(
             problems += _clip_changed(where, it, new.video)
     if problems:
         more = f"; and {len(problems) - _SHOWN} more" if len(problems) > _SHOWN else ""
+        if str(suite.path) == prow.suite_path:
+            raise AnnotateError(f"{suite.path}: the suite of project {prow.name!r} changed since the project "
+                                f"was made, so its labels would go to other items: "
+                                f"{'; '.join(problems[:_SHOWN])}{more}")
         raise AnnotateError(f"{suite.path} is not the suite of project {prow.name!r} (made from "
                             f"{prow.suite_path}): {'; '.join(problems[:_SHOWN])}{more}")
     return SuitePlace(suite, moved, len(items))
