@@ -198,3 +198,170 @@ def test_a_changed_video_in_the_recorded_suite_is_an_error(
     _rewrite(suite.manifest, swap)
     with pytest.raises(AnnotateError, match=rf"item '{a}' field video"):
         export_manifest(db_url, "p", tmp_path / "lab.jsonl")
+
+
+# -- F2: a departed rater's tasks move; an adjudication is redone ---------------------------------------
+
+
+def _stage_of(db: str, name: str) -> list[tuple[str, str, int]]:
+    """(kind, stage, version) of ``name``'s unfinished tasks, and the shown values' PA."""
+    with AnnotationService(db) as svc:
+        who = svc.authenticate(name, PW)
+        out = []
+        for e in svc.queue(who):
+            if e.status != "submitted":
+                page = svc.task(who, e.assignment_id)
+                out.append((e.kind, page.stage, len(svc.history(who, e.assignment_id))))
+        return out
+
+
+def test_a_departed_raters_unfinished_tasks_move_to_another(
+    db_url: str, suite: SuiteFiles
+) -> None:
+    from robojudge.annotate import (
+        LabelValues,
+        nothing_dealt,
+        project_status,
+        reassign,
+        update_annotator,
+    )
+
+    init_project(suite.manifest, db_url, "p", seed=1)
+    _people(db_url)
+    assign(db_url, "p", ["ann1", "ann2"])  # two items each
+    _do(db_url, "ann1", _values(4, 4))
+    with AnnotationService(db_url) as svc:  # ann2 gets as far as PA on one item, then leaves
+        who = svc.authenticate("ann2", PW)
+        aid = svc.queue(who)[0].assignment_id
+        pa = {"pa": 2, **{f"checklist.{c}": 1 for c in CHECKLIST_ITEMS[:3]}}
+        svc.save_draft(who, aid, LabelValues.from_form(pa), 0)
+        svc.reveal_instruction(who, aid)
+    update_annotator(db_url, "ann2", active=False)
+    add_annotator(db_url, "ann3", password=PW)
+    assert project_status(db_url, "p").inactive == {"ann2": 2}
+    assert assign(db_url, "p", ["ann1", "ann3"]) == 0
+    why = nothing_dealt(db_url, "p")
+    assert "1 draft held by ann2 (inactive), 1 open held by ann2 (inactive)" in why
+    assert "robojudge annotate reassign --from ann2" in why
+
+    moved = reassign(db_url, "p", "ann2", ["ann3"])
+    assert sorted((m.kind, m.to_user, m.draft_set_aside) for m in moved) == [
+        ("label", "ann3", False), ("label", "ann3", True)]
+    assert project_status(db_url, "p").inactive == {}
+    # The draft starts afresh in the PA stage (ann2's PA is not imposed); ann2's version stays in its history.
+    assert sorted(_stage_of(db_url, "ann3")) == [("label", "pa", 0), ("label", "pa", 2)]
+    assert _do(db_url, "ann3", _values(3, 3)) == 2
+    final = final_labels(db_url, "p")
+    assert len(final) == 4 and sorted(lab.rater for lab in final.values()) == ["ann1", "ann1", "ann3", "ann3"]
+
+
+def test_reassign_keeps_the_protocol(db_url: str, suite: SuiteFiles) -> None:
+    from robojudge.annotate import AnnotateError, reassign
+
+    init_project(suite.manifest, db_url, "p", seed=1)
+    _people(db_url)
+    item = suite.item_ids[0]
+    assign(db_url, "p", ["ann1"], items=[item])
+    assign(db_url, "p", ["rev1"], kind="review", items=[item])
+    taken = rf"item '{item}', review task of 'rev1': nobody named can take it"
+    with pytest.raises(AnnotateError, match=taken):
+        reassign(db_url, "p", "rev1", ["ann2"])  # an annotator may not review
+    add_annotator(db_url, "rev2", "reviewer", password=PW)
+    with pytest.raises(AnnotateError, match="nobody named can take it"):
+        reassign(db_url, "p", "ann1", ["rev1"])  # rev1 reviews that item: one person, one task per item
+    assert [m.to_user for m in reassign(db_url, "p", "rev1", ["rev2"])] == ["rev2"]
+
+
+def test_an_adjudication_can_be_redone_with_both_versions_kept(db_url: str, suite: SuiteFiles) -> None:
+    from robojudge.annotate import AnnotateError, disputed_items, reopen_adjudication, submitted_labels
+
+    item = _adjudicated(db_url, suite, _values(5, 4, note="agree with the review"))
+    with pytest.raises(AnnotateError, match=rf"item '{suite.item_ids[0]}' of 'p' has no adjudication task"):
+        reopen_adjudication(db_url, "p", suite.item_ids[0])
+    moved = reopen_adjudication(db_url, "p", item, to="adj2")
+    assert moved is not None and (moved.from_user, moved.to_user) == ("adj1", "adj2")
+    # Reopened: no adjudication, so the dispute (PA 1 against 5) is open again.
+    assert item not in final_labels(db_url, "p") and item in disputed_items(db_url, "p")
+    assert [lab.kind for lab in submitted_labels(db_url, "p") if lab.item_id == item] == ["label", "review"]
+    assert _do(db_url, "adj2", _values(3, 4, note="somewhere between")) == 1
+    lab = final_labels(db_url, "p")[item]
+    assert (lab.rater, lab.values.pa, lab.values.note) == ("adj2", 3, "somewhere between")
+    with AnnotationService(db_url) as svc:
+        boss = svc.authenticate("adj2", PW)
+        (entry,) = [e for e in svc.queue(boss) if e.kind == "adjudicate"]
+        history = svc.history(boss, entry.assignment_id)
+    assert [(v.status, v.values.pa) for v in history] == [
+        ("submitted", 5), ("draft", 5), ("draft", None), ("submitted", 3)]
+    # Reopened for the same adjudicator, the task comes back with their values as a draft.
+    reopen_adjudication(db_url, "p", item)
+    assert _stage_of(db_url, "adj2") == [("adjudicate", "ia", 5)]
+
+
+def test_assign_says_why_it_dealt_nothing_and_status_flags_inactive_holders(
+    db_url: str, suite: SuiteFiles
+) -> None:
+    from typer.testing import CliRunner
+
+    from robojudge.annotate import update_annotator
+    from robojudge.cli import build_app
+
+    init_project(suite.manifest, db_url, "p", seed=1)
+    _people(db_url)
+    assign(db_url, "p", ["ann1", "ann2"])
+    update_annotator(db_url, "ann2", active=False)
+    app = build_app("annotate")
+    res = CliRunner().invoke(app, ["annotate", "assign", "--db", db_url, "-p", "p", "--to", "ann1"])
+    assert res.exit_code == 0, res.output
+    assert "0 label tasks assigned" in res.output
+    assert "2 open held by ann2 (inactive)" in res.output and "reassign --from ann2" in res.output
+    res = CliRunner().invoke(app, ["annotate", "status", "--db", db_url, "-p", "p"])
+    assert res.exit_code == 0, res.output
+    assert "ann2 (inactive)" in res.output and "ann2 is switched off and holds 2 unfinished" in res.output
+
+
+# -- F3: items added to the suite after init -----------------------------------------------------------
+
+
+def test_items_appended_to_the_suite_join_the_project(db_url: str, suite: SuiteFiles, tmp_path: Path) -> None:
+    from robojudge.annotate import AnnotateError, add_items, nothing_dealt, project_status
+
+    whole = suite.manifest.read_text()
+    _rewrite(suite.manifest, lambda rs: rs[:3])
+    init_project(suite.manifest, db_url, "p", seed=1, segment_s=3)
+    _people(db_url)
+    assert assign(db_url, "p", ["ann1", "ann2"]) == 3
+    suite.manifest.write_text(whole)  # a fourth item appended
+    new = suite.item_ids[3]
+    assert assign(db_url, "p", ["ann1", "ann2"]) == 0
+    why = nothing_dealt(db_url, "p")
+    assert f"holds 1 item(s) the project lacks ({new}): robojudge annotate add-items" in why
+    lacks = rf"items the project lacks: '{new}' \(robojudge annotate add-items"
+    with pytest.raises(AnnotateError, match=lacks):
+        export_manifest(db_url, "p", tmp_path / "lab.jsonl")
+    assert add_items(db_url, "p") == [new]
+    assert add_items(db_url, "p") == []
+    assert project_status(db_url, "p").n_items == 4
+    assert assign(db_url, "p", ["ann1", "ann2"]) == 1
+    segments = {f"segments.{k}": "good" for k in range(3)}  # the new item is split as the others
+    _do(db_url, "ann1", _values(4, 4, **segments))
+    _do(db_url, "ann2", _values(4, 4, **segments))
+    assert set(final_labels(db_url, "p")) == set(suite.item_ids)
+    assert export_manifest(db_url, "p", tmp_path / "lab.jsonl") == 4
+
+
+def test_add_items_refuses_a_suite_changed_in_an_item_the_project_holds(
+    db_url: str, suite: SuiteFiles
+) -> None:
+    from robojudge.annotate import AnnotateError, add_items
+
+    init_project(suite.manifest, db_url, "p", seed=1)
+    first = suite.item_ids[0]
+
+    def edit(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        records[0]["instruction"] = "open the drawer"
+        return [*records, {**records[1], "item_id": "new-one"}]
+
+    _rewrite(suite.manifest, edit)
+    with pytest.raises(AnnotateError, match=rf"item '{first}' field instruction"):
+        add_items(db_url, "p")
+

@@ -13,6 +13,7 @@ import re
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -23,7 +24,8 @@ from robojudge.annotate._db import KIND_ROLES, end_sessions, now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound
 from robojudge.annotate._passwords import hash_password
 from robojudge.annotate._place import item_media, probe_clip
-from robojudge.annotate._reads import project_info, token_hash
+from robojudge.annotate._protocol import LabelValues, changed_fields
+from robojudge.annotate._reads import audit, latest_version, project_info, token_hash
 from robojudge.annotate._service import AnnotationService
 from robojudge.annotate._types import Invite, ProjectInfo
 
@@ -100,30 +102,7 @@ def init_project(
         loaded = load_suite(os.fspath(suite))
     except (OSError, ValueError, ManifestError) as exc:
         raise AnnotateError(f"cannot read the suite: {exc}") from exc
-    rows: list[dict[str, Any]] = []
-    media_rows: list[dict[str, Any]] = []
-    for item in loaded.items:
-        probed = probe_clip(item.video)
-        n_segments = 0
-        # RoboWorM splits single-camera physics clips; multi-view items are scored as a whole (Fig. D1).
-        if segment_s is not None and len(item.views or {}) < 2:
-            n_segments = segment_count(probed.duration_s, segment_s)
-            if n_segments == 0:
-                raise AnnotateError(
-                    f"{loaded.path}: item {item.item_id!r} field video: cannot read the clip's length "
-                    "to split it into segments"
-                )
-        rows.append(
-            {
-                "public_id": new_token(),
-                "item_id": item.item_id,
-                "instruction": item.instruction,
-                "fps": probed.fps,
-                "duration_s": probed.duration_s,
-                "n_segments": n_segments,
-            }
-        )
-        media_rows.append({"media": item_media(item)})
+    rows = _item_rows(loaded.path, loaded.items, segment_s)
     with open_service(db, create=True) as svc, svc.db.write() as conn:
         if conn.execute(select(s.projects.c.id).where(s.projects.c.name == name)).first() is not None:
             raise AnnotateError(f"an annotation project named {name!r} already exists in {svc.db.url}")
@@ -137,16 +116,80 @@ def init_project(
                 created_at=now(),
             )
         ).inserted_primary_key[0]  # type: ignore[index]
-        for row, extra in zip(rows, media_rows, strict=True):
-            iid = conn.execute(s.items.insert().values(project_id=pid, **row)).inserted_primary_key[0]  # type: ignore[index]
-            conn.execute(
-                s.media.insert(),
-                [
-                    {"public_id": new_token(), "item_id": iid, "position": k, **m}
-                    for k, m in enumerate(extra["media"])
-                ],
-            )
+        _insert_items(conn, pid, rows)
         return project_info(conn, project_row(conn, name))
+
+
+def _item_rows(path: Any, items: Sequence[Any], segment_s: float | None) -> list[dict[str, Any]]:
+    """``ann_items`` rows (with their media under ``"media"``) for suite items, each clip probed."""
+    rows: list[dict[str, Any]] = []
+    for item in items:
+        probed = probe_clip(item.video)
+        n_segments = 0
+        # RoboWorM splits single-camera physics clips; multi-view items are scored as a whole (Fig. D1).
+        if segment_s is not None and len(item.views or {}) < 2:
+            n_segments = segment_count(probed.duration_s, segment_s)
+            if n_segments == 0:
+                raise AnnotateError(
+                    f"{path}: item {item.item_id!r} field video: cannot read the clip's length "
+                    "to split it into segments"
+                )
+        rows.append(
+            {
+                "public_id": new_token(),
+                "item_id": item.item_id,
+                "instruction": item.instruction,
+                "fps": probed.fps,
+                "duration_s": probed.duration_s,
+                "n_segments": n_segments,
+                "media": item_media(item),
+            }
+        )
+    return rows
+
+
+def _insert_items(conn: Connection, project_id: int, rows: Sequence[dict[str, Any]]) -> None:
+    for row in rows:
+        values = {k: v for k, v in row.items() if k != "media"}
+        iid = conn.execute(s.items.insert().values(project_id=project_id, **values)).inserted_primary_key[0]  # type: ignore[index]
+        conn.execute(
+            s.media.insert(),
+            [{"public_id": new_token(), "item_id": iid, "position": k, **m}
+             for k, m in enumerate(row["media"])],
+        )
+
+
+def add_items(db: str | os.PathLike[str], project: str) -> list[str]:
+    """Add the items appended to the project's suite manifest since ``init``, each under a new random id.
+
+    The manifest is first checked to be the project's suite in every item the project holds (see
+    :func:`robojudge.annotate.relocate_project`): only new items may differ. Each new item's clip is
+    read as at ``init`` (segments, when the project splits clips). :func:`assign` then deals them.
+
+    Returns:
+        The manifest ids of the items added (none when there is nothing new).
+
+    Raises:
+        AnnotateError: No such project; the manifest cannot be read, has a file missing, or changed
+            in an item the project holds; a new clip's length cannot be read for its segments.
+    """
+    from robojudge.annotate._place import match_suite
+
+    with open_service(db) as svc, svc.db.read() as conn:
+        prow = project_row(conn, project)
+        place = match_suite(conn, prow, prow.suite_path, files=True, new_items=True)
+        known = {r.item_id for r in item_rows(conn, prow.id, None)}
+    new = [it for it in place.suite.items if it.item_id not in known]
+    rows = _item_rows(place.suite.path, new, prow.segment_s)  # clips read outside the transaction
+    with open_service(db) as svc, svc.db.write() as conn:
+        prow = project_row(conn, project)
+        taken = {r.item_id for r in item_rows(conn, prow.id, None)}
+        rows = [r for r in rows if r["item_id"] not in taken]  # added meanwhile by another add-items
+        _insert_items(conn, prow.id, rows)
+        if rows:
+            added = [r["item_id"] for r in rows]
+            audit(conn, None, "items_added", {"project": project, "items": added}, None)
+    return [r["item_id"] for r in rows]
 
 
 def add_annotator(
@@ -461,3 +504,238 @@ def create_round(
         return _insert_tasks(
             conn, prow, per_user, {p.id: p.username for p in people}, "practice", rid, prow.seed
         )
+
+
+@dataclass(frozen=True)
+class MovedTask:
+    """One task :func:`reassign` moved: the manifest item, the kind, from whom to whom, and whether the
+    old holder's draft was set aside (kept in the label's history, the new holder starting afresh)."""
+
+    item_id: str
+    kind: str
+    from_user: str
+    to_user: str
+    draft_set_aside: bool
+
+
+def _set_aside(conn: Connection, row: Any, author_id: int, source: str, values: Any) -> None:
+    """Insert a new draft version of an assignment holding ``values`` (every earlier version is kept)."""
+    current = latest_version(conn, row.id, row.kind)
+    version = row.version + 1
+    stamp = now()
+    conn.execute(
+        s.labels.insert().values(
+            assignment_id=row.id,
+            version=version,
+            status="draft",
+            label_values=values.to_json(),
+            changed=list(changed_fields(current.values if current else None, values)),
+            from_draft=None,
+            author_id=author_id,
+            created_at=stamp,
+            source=source,
+        )
+    )
+    conn.execute(
+        s.assignments.update()
+        .where(s.assignments.c.id == row.id)
+        .values(version=version, status="draft", submitted_at=None)
+    )
+
+
+def reassign(
+    db: str | os.PathLike[str],
+    project: str,
+    from_user: str,
+    usernames: Sequence[str],
+    *,
+    kind: str | None = None,
+    items: Sequence[str] | None = None,
+    require_training: bool = True,
+) -> list[MovedTask]:
+    """Move the open and draft tasks of one annotator (one who left, say) to others, dealt evenly.
+
+    Submitted tasks stay where they are (:func:`reopen_adjudication` redoes an adjudication). A task
+    moves only to someone who may do it as :func:`assign` deals it: active, of a role allowed the kind,
+    qualified when the project has training rounds (``label`` and ``review``), and holding no other
+    task of the item. A draft is not handed on: its versions stay in the label's history under its
+    author, and a new empty version starts the new holder afresh (a primary label back in the PA stage,
+    the instruction hidden again), so nobody submits PA fixed by someone else. Practice tasks never move.
+
+    Args:
+        from_user: Whose tasks move (may be inactive).
+        usernames: Who receive them.
+        kind: Only tasks of this kind (``label``, ``review``, ``adjudicate``); default: all three.
+        items: Only the tasks of these manifest item ids.
+        require_training: As for :func:`assign`.
+
+    Returns:
+        The tasks moved.
+
+    Raises:
+        AnnotateError: Unknown kind, user or item; a receiver who is ``from_user``, inactive, of the
+            wrong role or untrained; a task nobody named can take.
+    """
+    kinds = ("label", "review", "adjudicate") if kind is None else (kind,)
+    if kind is not None and kind not in ("label", "review", "adjudicate"):
+        raise AnnotateError(f"kind {kind!r} is not one of label, review, adjudicate (practice tasks stay)")
+    if not usernames:
+        raise AnnotateError("name at least one annotator to receive the tasks (--to)")
+    if from_user in usernames:
+        raise AnnotateError(f"{from_user!r} is both the one whose tasks move and a receiver")
+    with open_service(db) as svc, svc.db.write() as conn:
+        prow = project_row(conn, project)
+        (old,) = _annotator_rows(conn, [from_user])
+        people = sorted(_annotator_rows(conn, list(dict.fromkeys(usernames))), key=lambda p: p.username)
+        _refuse_inactive(people)
+        trained = None
+        if require_training and _has_rounds(conn, prow.id):
+            trained = {
+                r.annotator_id
+                for r in conn.execute(select(s.qualified).where(s.qualified.c.project_id == prow.id))
+            }
+        a = s.assignments
+        query = select(a).where(
+            a.c.project_id == prow.id,
+            a.c.annotator_id == old.id,
+            a.c.kind.in_(kinds),
+            a.c.status != "submitted",
+        )
+        if items is not None:
+            query = query.where(a.c.item_id.in_([it.id for it in item_rows(conn, prow.id, items)]))
+        tasks = conn.execute(query.order_by(a.c.position)).all()
+        names = {r.id: r.item_id for r in item_rows(conn, prow.id, None)}
+        holders: dict[int, set[int]] = {}
+        for r in conn.execute(select(a.c.item_id, a.c.annotator_id).where(
+            a.c.project_id == prow.id, a.c.kind != "practice"
+        )):
+            holders.setdefault(r.item_id, set()).add(r.annotator_id)
+        load = {p.id: 0 for p in people}
+        moved: list[MovedTask] = []
+        for task in tasks:
+            where = f"item {names[task.item_id]!r}, {task.kind} task of {from_user!r}"
+            allowed = KIND_ROLES.get(task.kind)
+            fit = [
+                p for p in people
+                if (not allowed or p.role in allowed)
+                and (trained is None or task.kind == "adjudicate" or p.role == "admin" or p.id in trained)
+                and p.id not in holders.get(task.item_id, set())
+            ]
+            if not fit:
+                raise AnnotateError(
+                    f"{where}: nobody named can take it (each holds another task of the item, lacks the "
+                    f"role {' or '.join(allowed or ('annotator',))}, or passed no training round)"
+                )
+            target = min(fit, key=lambda p: load[p.id])
+            load[target.id] += 1
+            reset = task.status == "draft"
+            conn.execute(
+                a.update()
+                .where(a.c.id == task.id)
+                .values(
+                    annotator_id=target.id,
+                    position=_next_positions(conn, prow.id, target.id),
+                    stage="pa" if task.kind == "label" else task.stage,
+                )
+            )
+            if reset:
+                _set_aside(conn, task, target.id, "reassigned", LabelValues())
+            holders.setdefault(task.item_id, set()).add(target.id)
+            moved.append(MovedTask(names[task.item_id], task.kind, from_user, target.username, reset))
+        if moved:
+            done = [[m.item_id, m.kind, m.to_user] for m in moved]
+            detail = {"project": project, "from": from_user, "tasks": done}
+            audit(conn, None, "tasks_reassigned", detail, None)
+        return moved
+
+
+def reopen_adjudication(
+    db: str | os.PathLike[str], project: str, item: str, *, to: str | None = None
+) -> MovedTask | None:
+    """Reopen an item's submitted adjudication so that it can be redone.
+
+    The submitted version stays in the label's history; a new draft version holding its values opens
+    the task again for its adjudicator (or, with ``to``, for another adjudicator, who starts afresh, as
+    :func:`reassign` has it). Until it is submitted again the item has no adjudication: its primary
+    label is final again unless a cross-review disputes it.
+
+    Returns:
+        The move to ``to``, or ``None`` without one.
+
+    Raises:
+        AnnotateError: Unknown item; the item has no submitted adjudication; ``to`` cannot adjudicate it.
+    """
+    with open_service(db) as svc, svc.db.write() as conn:
+        prow = project_row(conn, project)
+        (it,) = item_rows(conn, prow.id, [item])
+        a = s.assignments
+        row = conn.execute(select(a).where(a.c.item_id == it.id, a.c.kind == "adjudicate")).first()
+        if row is None or row.status != "submitted":
+            state = "no adjudication task" if row is None else f"an adjudication still {row.status}"
+            raise AnnotateError(f"item {item!r} of {project!r} has {state}: nothing to reopen")
+        current = latest_version(conn, row.id, row.kind)
+        (holder,) = conn.execute(select(s.annotators).where(s.annotators.c.id == row.annotator_id)).all()
+        _set_aside(conn, row, row.annotator_id, "reopened", current.values if current else LabelValues())
+        audit(conn, None, "adjudication_reopened",
+              {"project": project, "item": item, "by": holder.username, "version": row.version}, None)
+    if to is None:
+        return None
+    (moved,) = reassign(db, project, holder.username, [to], kind="adjudicate", items=[item])
+    return moved
+
+
+def nothing_dealt(
+    db: str | os.PathLike[str], project: str, kind: str = "label", items: Sequence[str] | None = None
+) -> str:
+    """Why :func:`assign` dealt no ``kind`` task of these items: who holds the tasks they already have
+    (open, draft, submitted; inactive holders marked, with the command that moves their tasks), the
+    reference examples among them, and items of the suite manifest the project does not hold yet."""
+    with open_service(db) as svc, svc.db.read() as conn:
+        prow = project_row(conn, project)
+        wanted = {it.id for it in item_rows(conn, prow.id, items)}
+        a, an = s.assignments, s.annotators
+        held: dict[tuple[str, bool, str], int] = {}
+        for r in conn.execute(
+            select(a.c.item_id, a.c.status, an.c.username, an.c.active)
+            .join(an, an.c.id == a.c.annotator_id)
+            .where(a.c.project_id == prow.id, a.c.kind == kind)
+        ):
+            if r.item_id in wanted:
+                key = (r.username, bool(r.active), r.status)
+                held[key] = held.get(key, 0) + 1
+        pinned = sum(
+            r.item_id in wanted
+            for r in conn.execute(select(s.examples.c.item_id).where(s.examples.c.project_id == prow.id))
+        )
+        known = {r.item_id for r in item_rows(conn, prow.id, None)}
+        suite_path = prow.suite_path
+    parts = []
+    if held:
+        shown = ", ".join(
+            f"{n} {status} held by {user}{'' if active else ' (inactive)'}"
+            for (user, active, status), n in sorted(held.items())
+        )
+        parts.append(f"every item named already holds a {kind} task ({shown})")
+    if pinned:
+        parts.append(f"{pinned} are reference examples, never dealt")
+    gone = sorted({user for (user, active, status) in held if not active and status != "submitted"})
+    if gone:
+        parts.append(f"move the open tasks of {', '.join(gone)} with robojudge annotate reassign --from "
+                     f"{gone[0]} --to NAME")
+    if items is None:
+        new = _new_in_manifest(suite_path, known)
+        if new:
+            parts.append(f"{suite_path} holds {len(new)} item(s) the project lacks ({', '.join(new[:3])}"
+                         f"{', ...' if len(new) > 3 else ''}): robojudge annotate add-items adds them")
+    return "; ".join(parts) or f"the project holds no item to deal a {kind} task for"
+
+
+def _new_in_manifest(suite_path: str, known: set[str]) -> list[str]:
+    """Item ids of the manifest at ``suite_path`` that are not in ``known`` (none when it cannot be read)."""
+    from robojudge.suite import ManifestError, load_suite
+
+    try:
+        loaded = load_suite(suite_path, files="optional")
+    except (OSError, ValueError, ManifestError):
+        return []
+    return [it.item_id for it in loaded.items if it.item_id not in known]

@@ -75,7 +75,9 @@ def submitted_labels(db: str | os.PathLike[str], project: str) -> list[Submitted
             .join(i, i.c.id == a.c.item_id)
             .join(an, an.c.id == a.c.annotator_id)
             .outerjoin(r, r.c.id == a.c.round_id)
-            .where(a.c.project_id == prow.id, lb.c.status == "submitted")
+            .where(a.c.project_id == prow.id, lb.c.status == "submitted",
+                   # the task's current label: a reopened adjudication's earlier submission is history
+                   a.c.status == "submitted", lb.c.version == a.c.version)
             .order_by(i.c.id, a.c.kind, who)
         ).all()
     return [

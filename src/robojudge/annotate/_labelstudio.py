@@ -137,7 +137,9 @@ def export_labelstudio(
             .join(a, a.c.id == lb.c.assignment_id)
             .join(an, an.c.id == a.c.annotator_id)
             .outerjoin(r, r.c.id == a.c.round_id)
-            .where(a.c.project_id == prow.id, lb.c.status == "submitted")
+            .where(a.c.project_id == prow.id, lb.c.status == "submitted",
+                   # the task's current label: a reopened adjudication's earlier submission is history
+                   a.c.status == "submitted", lb.c.version == a.c.version)
             .order_by(a.c.item_id, a.c.kind, an.c.username)
         ).all()
     here = project_suite(db, project, suite, files="required")

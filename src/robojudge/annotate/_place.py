@@ -122,7 +122,8 @@ def _named(what: str, ids: Sequence[str]) -> str:
 
 
 def match_suite(
-    conn: Connection, prow: Any, path: str | os.PathLike[str], *, files: bool, probe: bool = False
+    conn: Connection, prow: Any, path: str | os.PathLike[str], *, files: bool, probe: bool = False,
+    new_items: bool = False,
 ) -> SuitePlace:
     """Check that the manifest at ``path`` is the project's suite, and find each file's place there.
 
@@ -132,6 +133,8 @@ def match_suite(
         path: The suite manifest where it is now.
         files: Every file must be there (serving, relocating), not only the manifest (exporting).
         probe: Compare each item's clip's frame rate and length with those read at ``init``.
+        new_items: Let the manifest hold items the project lacks (``add-items``; their files are then
+            checked too when ``files``).
 
     Raises:
         AnnotateError: The manifest cannot be read, or is not the project's suite (the differences,
@@ -154,8 +157,12 @@ def match_suite(
     if lacking:
         problems.append(_named("items of the project it lacks", lacking))
     extra = [i for i in here if i not in known]
-    if extra:
-        problems.append(_named("items the project lacks", extra))
+    if extra and not new_items:
+        problems.append(_named("items the project lacks", extra) + " (robojudge annotate add-items adds "
+                        "them to the project)")
+    for i in extra if new_items and files else ():
+        problems += [f"item {i!r} field {_field(m['role'], m['view'])}: file not found: {m['path']}"
+                     for m in item_media(here[i]) if not os.path.exists(m["path"])]
     folder = os.path.dirname(prow.suite_path)
     moved: dict[int, str] = {}
     for it in items:

@@ -420,7 +420,7 @@ class AnnotationService:
         allowed = KIND_ROLES.get(row.kind)
         if allowed and actor.role not in allowed:  # a role lowered after the task was assigned
             raise Forbidden(f"a {row.kind} needs the role {' or '.join(allowed)}; yours is {actor.role} "
-                            "(ask an admin to reassign the task)")
+                            "(an admin moves it to someone else: robojudge annotate reassign)")
         missing = [
             k
             for k in UPSTREAM.get(row.kind, ())

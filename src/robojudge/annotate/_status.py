@@ -23,6 +23,9 @@ class ProjectStatus:
             :func:`robojudge.annotate.disputed_items`), so it is not final.
         rounds: Training rounds: name -> ``"open"`` or ``"closed"``.
         qualified: Annotators who passed a round of this project.
+        inactive: Annotators switched off (``update-annotator --inactive``) who still hold open or draft
+            tasks of the project (practice aside): username -> how many. Nobody can finish those until
+            they are moved (``robojudge annotate reassign``).
     """
 
     project: str
@@ -33,6 +36,7 @@ class ProjectStatus:
     rounds: dict[str, str] = field(default_factory=dict)
     qualified: tuple[str, ...] = ()
     n_disputed: int = 0
+    inactive: dict[str, int] = field(default_factory=dict)
 
 
 def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
@@ -44,10 +48,10 @@ def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
             select(func.count()).select_from(s.items).where(s.items.c.project_id == prow.id)
         ).scalar_one()
         rows = conn.execute(
-            select(a.c.kind, a.c.status, an.c.username, func.count().label("n"))
+            select(a.c.kind, a.c.status, an.c.username, an.c.active, func.count().label("n"))
             .join(an, an.c.id == a.c.annotator_id)
             .where(a.c.project_id == prow.id)
-            .group_by(a.c.kind, a.c.status, an.c.username)
+            .group_by(a.c.kind, a.c.status, an.c.username, an.c.active)
         ).all()
         done = conn.execute(
             select(a.c.item_id)
@@ -75,11 +79,14 @@ def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
     disputed = disputed_items(db, project)  # among ``done``: submitted primary labels, not adjudicated
     by_kind: dict[str, dict[str, int]] = {}
     by_user: dict[str, dict[str, int]] = {}
+    inactive: dict[str, int] = {}
     for r in rows:
+        if not r.active and r.status != "submitted" and r.kind != "practice":
+            inactive[r.username] = inactive.get(r.username, 0) + int(r.n)
         for table, key in ((by_kind, r.kind), (by_user, r.username)):
             counts = table.setdefault(key, dict.fromkeys(s.STATUSES, 0))
             counts[r.status] += int(r.n)
     return ProjectStatus(
         project, int(n_items), by_kind, dict(sorted(by_user.items())), len(done) - len(disputed), rounds,
-        qualified, len(disputed),
+        qualified, len(disputed), dict(sorted(inactive.items())),
     )

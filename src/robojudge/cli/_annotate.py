@@ -130,6 +130,73 @@ def assign_cmd(
     except _guard() as exc:
         raise fail(str(exc)) from None
     console.print(f"{n} {kind} tasks assigned", highlight=False)
+    if n == 0:
+        from robojudge.annotate import nothing_dealt
+
+        try:
+            why = nothing_dealt(db, project, kind, items or None)
+        except _guard() as exc:
+            raise fail(str(exc)) from None
+        err_console.print(f"[yellow]note:[/] {escape(why)}", markup=True, highlight=False, soft_wrap=True)
+
+
+@app.command("reassign")
+def reassign_cmd(
+    db: str = _DB,
+    project: str = _PROJECT,
+    from_user: str = typer.Option(..., "--from", help="Whose open and draft tasks move (one who left)."),
+    to: list[str] = typer.Option(..., "--to", help="Who receives them (repeat for several; dealt evenly)."),
+    kind: str | None = typer.Option(None, "--kind", help="Only label, review or adjudicate tasks."),
+    items: list[str] | None = typer.Option(None, "--item", help="Only these manifest item ids (repeat)."),
+    skip_training: bool = typer.Option(
+        False, "--skip-training", help="Move tasks even to annotators who passed no training round."
+    ),
+) -> None:
+    """Move an annotator's unfinished tasks to others (drafts stay in the history, submitted work stays)."""
+    from robojudge.annotate import reassign
+
+    try:
+        moved = reassign(db, project, from_user, to, kind=kind, items=items or None,
+                         require_training=not skip_training)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    for m in moved:
+        note = " (their draft set aside: starts afresh)" if m.draft_set_aside else ""
+        console.print(f"{m.item_id}: {m.kind} {m.from_user} -> {m.to_user}{note}", highlight=False)
+    console.print(f"{len(moved)} tasks moved", highlight=False)
+
+
+@app.command("reopen")
+def reopen_cmd(
+    item: str = typer.Argument(..., help="Manifest item id whose adjudication is to be redone."),
+    db: str = _DB,
+    project: str = _PROJECT,
+    to: str | None = typer.Option(
+        None, "--to", help="Another adjudicator to redo it \\[default: the one who adjudicated]."
+    ),
+) -> None:
+    """Reopen a submitted adjudication to redo it (the submitted version stays in the history)."""
+    from robojudge.annotate import reopen_adjudication
+
+    try:
+        moved = reopen_adjudication(db, project, item, to=to)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    who = f", now {moved.to_user}'s" if moved is not None else ""
+    console.print(f"{item}: adjudication reopened{who}; until it is submitted again the item has none",
+                  highlight=False)
+
+
+@app.command("add-items")
+def add_items_cmd(db: str = _DB, project: str = _PROJECT) -> None:
+    """Add the items appended to the project's suite manifest since init (then deal them with assign)."""
+    from robojudge.annotate import add_items
+
+    try:
+        added = add_items(db, project)
+    except _guard() as exc:
+        raise fail(str(exc)) from None
+    console.print(f"{len(added)} items added to {project}", highlight=False)
 
 
 @app.command("add-example")
@@ -327,8 +394,15 @@ def status_cmd(
                        "draft", "submitted")
     for label, rows in (("kind", st.by_kind), ("annotator", st.by_annotator)):
         for key, c in rows.items():
-            table.add_row(f"{label} {key}", str(c["open"]), str(c["draft"]), str(c["submitted"]))
+            off = " (inactive)" if label == "annotator" and key in st.inactive else ""
+            table.add_row(f"{label} {key}{off}", str(c["open"]), str(c["draft"]), str(c["submitted"]))
     print_table(table)
+    for name, n in st.inactive.items():
+        err_console.print(
+            f"[yellow]note:[/] {escape(name)} is switched off and holds {n} unfinished task(s) nobody can "
+            f"finish: robojudge annotate reassign -p {escape(project)} --from {escape(name)} --to NAME",
+            markup=True, highlight=False, soft_wrap=True,
+        )
     for name, state in st.rounds.items():
         console.print(f"round {name}: {state}", highlight=False)
     if st.rounds:
