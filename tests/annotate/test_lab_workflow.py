@@ -365,3 +365,66 @@ def test_add_items_refuses_a_suite_changed_in_an_item_the_project_holds(
     with pytest.raises(AnnotateError, match=rf"item '{first}' field instruction"):
         add_items(db_url, "p")
 
+
+# -- F5: training rounds ---------------------------------------------------------------------------------
+
+
+def _practise(db: str, name: str, n: int, pa: int = 3) -> None:
+    """``name`` submits ``n`` of their open practice items."""
+    with AnnotationService(db) as svc:
+        who = svc.authenticate(name, PW)
+        for entry in [e for e in svc.queue(who) if e.kind == "practice" and e.status != "submitted"][:n]:
+            label_through(svc, who, entry.assignment_id, _values(pa, 3))
+
+
+def test_a_round_is_passed_only_with_every_practice_item_labelled(db_url: str, suite: SuiteFiles) -> None:
+    from robojudge.annotate import close_round, create_round, project_status
+
+    init_project(suite.manifest, db_url, "p", seed=1)
+    _people(db_url)
+    add_annotator(db_url, "ann3", password=PW)
+    create_round(db_url, "p", "r1", ["ann1", "ann2", "ann3"], list(suite.item_ids))
+    _practise(db_url, "ann1", 4)
+    _practise(db_url, "ann2", 4)
+    _practise(db_url, "ann3", 1)  # agrees on the one item it labelled
+    result = close_round(db_url, "p", "r1")
+    assert result.coverage == {"ann1": 4, "ann2": 4, "ann3": 1}
+    assert result.passed == {"ann1": True, "ann2": True, "ann3": False}
+    assert project_status(db_url, "p").qualified == ("ann1", "ann2")
+
+
+def test_a_closed_round_takes_no_practice_and_its_status_is_the_closing_one(
+    db_url: str, suite: SuiteFiles, tmp_path: Path
+) -> None:
+    from robojudge.annotate import (
+        AnnotateError,
+        Conflict,
+        close_round,
+        create_round,
+        export_labelstudio,
+        import_labelstudio,
+        round_agreement,
+    )
+
+    init_project(suite.manifest, db_url, "p", seed=1)
+    _people(db_url)
+    create_round(db_url, "p", "r1", ["ann1", "ann2"], list(suite.item_ids[:2]))
+    _practise(db_url, "ann1", 2)
+    _practise(db_url, "ann2", 1)
+    closed = close_round(db_url, "p", "r1")
+    with pytest.raises(Conflict, match="this training round is closed"):
+        _practise(db_url, "ann2", 1, pa=1)
+    assert round_agreement(db_url, "p", "r1").to_json() == closed.to_json()
+    # nor through a Label Studio file: the other trainee's late practice label
+    ls = tmp_path / "ls.json"
+    export_labelstudio(db_url, "p", ls)
+    tasks = json.loads(ls.read_text())
+    late = next(t for t in tasks if t["annotations"]  # the item ann2 did not practise on
+                and all(a["meta"]["robojudge_rater"] != "ann2" for a in t["annotations"]))
+    ann = {**late["annotations"][0], "meta": {"robojudge_rater": "ann2", "robojudge_kind": "practice",
+                                                "robojudge_round": "r1"}}
+    late["annotations"] = [ann]
+    ls.write_text(json.dumps([late]))
+    with pytest.raises(AnnotateError, match="round 'r1' is closed"):
+        import_labelstudio(db_url, "p", ls)
+

@@ -397,6 +397,11 @@ def _check_person(conn: Connection, item: Any, person: Any, kind: str, round_row
         )
     a = s.assignments
     if round_row is not None:
+        if round_row.closed_at is not None:
+            raise AnnotateError(
+                f"{where}: field meta.robojudge_round: round {round_row.name!r} is closed; its result and "
+                "the qualifications it gave stand"
+            )
         held = conn.execute(
             select(a.c.annotator_id).where(a.c.round_id == round_row.id, a.c.kind == "practice")
         ).all()

@@ -12,7 +12,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -54,6 +54,9 @@ class RoundAgreement:
         passed: Whether each trainee's within-one agreement reaches ``threshold``.
         per_pair: Each pair of trainees (key ``"a & b"``, names sorted), PA and IA pooled; left out of
             the view a trainee gets.
+        coverage: How many of the round's ``n_items`` practice items each trainee submitted. A trainee
+            passes only having labelled all of them (RoboJudge App. A.1: every trainee labels the same
+            practice pool), so that a pass never rests on a few items.
     """
 
     round: str
@@ -66,6 +69,7 @@ class RoundAgreement:
     per_annotator: dict[str, RaterAgreement]
     passed: dict[str, bool]
     per_pair: dict[str, RaterAgreement] = field(default_factory=dict)
+    coverage: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return json_ready(asdict(self))  # type: ignore[no-any-return]
@@ -97,10 +101,12 @@ def _round_row(conn: Connection, project: str, name: str) -> Any:
     return row
 
 
-def _practice(conn: Connection, round_id: int) -> _Practice:
+def _practice(conn: Connection, round_id: int, until: Any = None) -> _Practice:
+    """The round's submitted practice labels; with ``until`` (the round's closing time), only those
+    submitted by then, so that a closed round reads as it was closed."""
     a, i, an, lb = s.assignments, s.items, s.annotators, s.labels
     tasks = conn.execute(
-        select(a.c.id, a.c.status, i.c.public_id, an.c.username)
+        select(a.c.id, a.c.status, a.c.submitted_at, i.c.public_id, an.c.username)
         .join(i, i.c.id == a.c.item_id)
         .join(an, an.c.id == a.c.annotator_id)
         .where(a.c.round_id == round_id, a.c.kind == "practice")
@@ -110,7 +116,10 @@ def _practice(conn: Connection, round_id: int) -> _Practice:
     items = tuple(dict.fromkeys(t.public_id for t in tasks))
     scores = {axis: np.full((len(items), len(names)), np.nan) for axis in AXES}
     evidence: dict[tuple[int, int], str | None] = {}
-    submitted = {t.id: t for t in tasks if t.status == "submitted"}
+    submitted = {
+        t.id: t for t in tasks
+        if t.status == "submitted" and (until is None or t.submitted_at is None or t.submitted_at <= until)
+    }
     if submitted:
         rows = conn.execute(
             select(lb.c.assignment_id, lb.c.label_values).where(
@@ -140,6 +149,8 @@ def agreement_of(practice: _Practice, round_name: str, threshold: float) -> Roun
             rater_agreement(np.vstack(pairs)) if pairs else RaterAgreement(0, math.nan, math.nan, math.nan)
         )
     names = practice.names
+    labelled = np.isfinite(practice.scores[AXES[0]]) | np.isfinite(practice.scores[AXES[1]])
+    coverage = {name: int(labelled[:, k].sum()) for k, name in enumerate(names)}
     per_pair = {
         f"{names[x]} & {names[y]}": rater_agreement(stacked[:, [x, y]])
         for x in range(len(names))
@@ -158,10 +169,12 @@ def agreement_of(practice: _Practice, round_name: str, threshold: float) -> Roun
         },
         per_annotator=per_annotator,
         passed={
-            n: bool(per_annotator[n].n_pairs > 0 and per_annotator[n].within_one >= threshold)
+            n: bool(per_annotator[n].n_pairs > 0 and per_annotator[n].within_one >= threshold
+                    and coverage[n] == len(practice.items))
             for n in practice.names
         },
         per_pair=per_pair,
+        coverage=coverage,
     )
 
 
@@ -199,10 +212,23 @@ def _open(db: str | os.PathLike[str]) -> Iterator[Database]:
 
 
 def round_agreement(db: str | os.PathLike[str], project: str, name: str) -> RoundAgreement:
-    """Agreement of a round's submitted practice labels so far (nothing is written)."""
+    """Agreement of a round's submitted practice labels so far (nothing is written).
+
+    A closed round reads as it was closed: the labels submitted by then, and who passed as stored then
+    (the qualifications it gave), whatever came later.
+    """
     with _open(db) as base, base.read() as conn:
         row = _round_row(conn, project, name)
-        return agreement_of(_practice(conn, row.id), name, row.threshold)
+        return _as_closed(row, agreement_of(_practice(conn, row.id, row.closed_at), name, row.threshold))
+
+
+def _as_closed(row: Any, result: RoundAgreement) -> RoundAgreement:
+    """``result`` with who passed as stored when the round was closed (rounds closed by an earlier
+    robojudge passed trainees on other rules); an open round's as it is."""
+    stored = (row.result or {}).get("passed") if row.closed_at is not None else None
+    if isinstance(stored, dict):
+        result = replace(result, passed={n: bool(stored.get(n, False)) for n in result.annotators})
+    return result
 
 
 def close_round(db: str | os.PathLike[str], project: str, name: str) -> RoundAgreement:
@@ -254,8 +280,8 @@ def round_feedback(base: Database, actor: Annotator, project: str, name: str) ->
     """
     with base.read() as conn:
         row = _round_row(conn, project, name)
-        practice = _practice(conn, row.id)
-    result = agreement_of(practice, name, row.threshold)
+        practice = _practice(conn, row.id, row.closed_at)
+    result = _as_closed(row, agreement_of(practice, name, row.threshold))
     found = _disagreements(practice)
     if actor.role in (*PRIVILEGED, "reviewer", "adjudicator"):
         return RoundFeedback(result, found)
@@ -289,5 +315,6 @@ def round_feedback(base: Database, actor: Annotator, project: str, name: str) ->
         result.alpha,
         only_me,
         {actor.username: result.passed[actor.username]},
+        coverage={actor.username: result.coverage[actor.username]},
     )
     return RoundFeedback(mine_result, mine)

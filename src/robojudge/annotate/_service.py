@@ -437,6 +437,10 @@ class AnnotationService:
             row = self._own(conn, actor, assignment_id, write=True)
             if row.status == "submitted":
                 raise Conflict("this task is already submitted")
+            if row.round_id is not None and conn.execute(
+                select(s.rounds.c.closed_at).where(s.rounds.c.id == row.round_id)
+            ).scalar() is not None:
+                raise Conflict("this training round is closed: its practice items take no more labels")
             if row.version != base_version:
                 raise Conflict(f"the label changed since version {base_version} (now {row.version}): reload")
             item = conn.execute(select(s.items).where(s.items.c.id == row.item_id)).one()

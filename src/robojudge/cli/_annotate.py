@@ -451,15 +451,15 @@ def _print_round(result: object) -> None:
         "exact",
         "within 1",
         "mean abs diff",
+        "items labelled",
         "passed",
     )
     p = result.pooled
-    table.add_row(
-        "all (PA+IA)", str(p.n_pairs), f"{p.exact:.3f}", f"{p.within_one:.3f}", f"{p.mean_abs_diff:.3f}", ""
-    )
+    table.add_row("all (PA+IA)", str(p.n_pairs), f"{p.exact:.3f}", f"{p.within_one:.3f}",
+                  f"{p.mean_abs_diff:.3f}", "", "")
     for pair, r in result.per_pair.items():
         table.add_row(
-            pair, str(r.n_pairs), f"{r.exact:.3f}", f"{r.within_one:.3f}", f"{r.mean_abs_diff:.3f}", ""
+            pair, str(r.n_pairs), f"{r.exact:.3f}", f"{r.within_one:.3f}", f"{r.mean_abs_diff:.3f}", "", ""
         )
     for name, r in result.per_annotator.items():
         table.add_row(
@@ -468,9 +468,17 @@ def _print_round(result: object) -> None:
             f"{r.exact:.3f}",
             f"{r.within_one:.3f}",
             f"{r.mean_abs_diff:.3f}",
+            f"{result.coverage.get(name, 0)}/{result.n_items}",
             "yes" if result.passed[name] else "no",
         )
     print_table(table)
+    short = [f"{n} ({result.coverage.get(n, 0)} of {result.n_items})" for n in result.annotators
+             if result.coverage.get(n, 0) < result.n_items]
+    if short:
+        err_console.print(
+            f"[yellow]note:[/] practice items not all labelled by {escape(', '.join(short))}: a trainee "
+            "passes only having labelled every practice item", markup=True, highlight=False, soft_wrap=True,
+        )
     alpha = ", ".join(f"{k} {v:.3f}" for k, v in result.alpha.items())
     console.print(f"Krippendorff's alpha (ordinal): {alpha}", highlight=False)
 
