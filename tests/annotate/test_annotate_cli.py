@@ -265,8 +265,9 @@ def test_scores_export_says_which_rows_it_left_out(suite_files: SuiteFiles, tmp_
     out = rj("export", "--db", db, "-p", "p", "-f", "scores", "--out", tmp_path / "sc", "--include-disputed")
     assert "4 rows left out of raters.csv: their item's final label is that rater's own primary label" in out
     raters = (tmp_path / "sc" / "raters.csv").read_text().splitlines()
-    assert raters[0] == "judge,item_id,axis,score" and {r.split(",")[0] for r in raters[1:]} == {"carol"}
-    assert len(raters) == 1 + 4
+    assert raters[0] == "judge,item_id,axis,score,role" and {r.split(",")[0] for r in raters[1:]} == {"carol"}
+    assert len(raters) == 1 + 4 and {r.split(",")[4] for r in raters[1:]} == {"review"}
+    assert "scores a primary annotator (role primary) only on the 0 adjudicated item(s)" in out
 
 
 def test_disputed_labels_await_an_adjudication(suite_files: SuiteFiles, tmp_path: Path) -> None:

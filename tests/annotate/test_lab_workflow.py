@@ -428,3 +428,31 @@ def test_a_closed_round_takes_no_practice_and_its_status_is_the_closing_one(
     with pytest.raises(AnnotateError, match="round 'r1' is closed"):
         import_labelstudio(db_url, "p", ls)
 
+
+# -- F6: whom raters.csv scores on which items -------------------------------------------------------------
+
+
+def test_raters_csv_says_which_task_each_row_comes_from(
+    db_url: str, suite: SuiteFiles, tmp_path: Path
+) -> None:
+    import csv
+
+    from robojudge.annotate import export_scores
+    from robojudge.meta import agreement_from_csv
+
+    item = _adjudicated(db_url, suite, _values(5, 4, note="agree with the review"))
+    other = suite.item_ids[2]
+    assign(db_url, "p", ["ann2"], items=[other])
+    assign(db_url, "p", ["rev1"], kind="review", items=[other])
+    _do(db_url, "ann2", _values(3, 3))
+    _do(db_url, "rev1", _values(3, 4))
+    files = export_scores(db_url, "p", tmp_path / "scores")
+    assert files.n_adjudicated == 1
+    with open(files.raters, newline="") as fh:
+        rows = [(r["judge"], r["item_id"], r["role"]) for r in csv.DictReader(fh)]
+    # ann2's label is the final label of `other` (not compared with itself): ann1 has rows on the
+    # adjudicated item alone, rev1 on both items reviewed
+    assert sorted(set(rows)) == [
+        ("ann1", item, "primary"), ("rev1", item, "review"), ("rev1", other, "review")]
+    report = agreement_from_csv(files.raters, files.human, bootstrap=0, disputed="keep")
+    assert set(report.judges) == {"ann1", "rev1"}  # the role column is read past

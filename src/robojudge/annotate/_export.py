@@ -418,6 +418,8 @@ class ScoreFiles:
             primary label with no adjudication): the rater would be compared with themselves.
         n_disputed: Items awaiting an adjudication (:func:`disputed_items`): written with their
             primary label, marked in ``human.csv``'s ``disputed`` column (counted in ``n_items`` too).
+        n_adjudicated: Items whose final label is an adjudication: the only items on which a primary
+            annotator has rows (``role`` ``primary``) in ``raters.csv``.
     """
 
     human: Path
@@ -425,6 +427,7 @@ class ScoreFiles:
     n_items: int
     n_self: int = 0
     n_disputed: int = 0
+    n_adjudicated: int = 0
 
 
 def export_scores(
@@ -435,7 +438,8 @@ def export_scores(
     suite: str | os.PathLike[str] | None = None,
 ) -> ScoreFiles:
     """Write ``human.csv`` (final labels, with clip and source) and ``raters.csv`` (every annotator's
-    primary labels and cross-reviews, ``judge`` = username) for ``robojudge meta agreement``.
+    primary labels and cross-reviews, ``judge`` = username, ``role`` = ``primary`` or ``review``) for
+    ``robojudge meta agreement``.
 
     The tables measure the raters, so every item with a submitted primary label appears. An item
     awaiting an adjudication (:func:`disputed_items`, counted in ``ScoreFiles.n_disputed``) is written
@@ -443,7 +447,9 @@ def export_scores(
     for a final label): leaving it out would keep, of a cross-reviewer's rows, only those within one
     point of the primary label, and score the reviewer on a sample picked by their own values. A
     rater's row on an item whose final label is their own (a primary label that was not adjudicated)
-    is left out: it would compare them with themselves (``ScoreFiles.n_self`` counts those rows). Each
+    is left out: it would compare them with themselves (``ScoreFiles.n_self`` counts those rows), so a
+    primary annotator is scored on the adjudicated items alone (``ScoreFiles.n_adjudicated``), a
+    cross-reviewer on every item they reviewed; the ``role`` column tells the two kinds of row apart. Each
     file is replaced in one step once everything is read. ``suite``: as for :func:`export_manifest`.
     """
     folder = Path(out_dir)
@@ -472,7 +478,7 @@ def export_scores(
     human_text = buf.getvalue()
     buf = io.StringIO()
     w = SafeCsvWriter(buf)
-    w.writerow(["judge", "item_id", "axis", "score"])
+    w.writerow(["judge", "item_id", "axis", "score", "role"])
     n_self = 0
     for lab in labels:
         if lab.kind not in ("label", "review") or lab.item_id not in final:
@@ -486,6 +492,11 @@ def export_scores(
                 if own:
                     n_self += 1
                 else:
-                    w.writerow([lab.rater, lab.item_id, axis, score])
+                    w.writerow([lab.rater, lab.item_id, axis, score, _ROLE[lab.kind]])
     write_files({human: human_text, raters: buf.getvalue()})
-    return ScoreFiles(human, raters, len(final), n_self, n_disputed)
+    n_adjudicated = sum(lab.kind == "adjudicate" for lab in final.values())
+    return ScoreFiles(human, raters, len(final), n_self, n_disputed, n_adjudicated)
+
+
+_ROLE = {"label": "primary", "review": "review"}
+"""``raters.csv``'s ``role`` column: which of the rater's tasks a row comes from."""

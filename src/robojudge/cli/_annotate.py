@@ -302,6 +302,13 @@ def export_cmd(
                     "themselves",
                     highlight=False,
                 )
+            console.print(
+                f"{files.raters.name} scores a primary annotator (role primary) only on the "
+                f"{files.n_adjudicated} adjudicated item(s), a cross-reviewer (role review) on every item "
+                "they reviewed: where only disputed items are adjudicated, a primary annotator's rows are "
+                "mostly the items they were disputed on, not comparable with a reviewer's",
+                highlight=False,
+            )
             # Always written: leaving them out would score a cross-reviewer only where they agreed.
             _note_disputed(files.n_disputed, True, f"{files.human.name}'s disputed column")
         else:
