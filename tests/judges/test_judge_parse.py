@@ -11,6 +11,7 @@ from robojudge.judges import (
     parse_reply,
     parse_retry_after,
 )
+from robojudge.judges._parse import score_char_offset, strip_thinking
 
 PA = get_rubric("pa")
 
@@ -105,3 +106,45 @@ def test_retry_after() -> None:
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:02 GMT", "Wed, 21 Oct 2015 07:28:00 GMT") == 2.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:05 -0000", "Wed, 21 Oct 2015 07:28:00 GMT") == 5.0
     assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT", "garbled") == 0.0  # the local clock then
+
+
+FENCED_THEN_EXAMPLE = (
+    '```json\n{"reasoning": "the cup passes through the table", "physical_adherence": 2}\n```\n'
+    'For reference, a flawless video would get {"reasoning": "no flaw", "physical_adherence": 5}.'
+)
+
+
+def test_a_fenced_answer_wins_over_a_later_unfenced_object() -> None:
+    res = parse_reply(FENCED_THEN_EXAMPLE, PA)
+    assert (res.score, res.reasoning) == (2, "the cup passes through the table")
+    # of several fenced answers, the last; a fence without the key does not hide a later answer
+    two = '```json\n{"physical_adherence": 1}\n```\nRevised:\n```json\n{"physical_adherence": 4}\n```'
+    assert parse_reply(two, PA).score == 4
+    other = '```python\n{"x": 1}\n```\n{"reasoning": "r", "physical_adherence": 3}'
+    assert parse_reply(other, PA).score == 3
+    # --scoring expected reads the probabilities where the parser read the score: in the fence
+    assert score_char_offset(FENCED_THEN_EXAMPLE, PA) == FENCED_THEN_EXAMPLE.index("2")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<think>My first impression is {"reasoning": "clean", "physical_adherence": 5}, but wait',
+        '<think>fine</think>\nAnswer:\n<THINK>draft {"physical_adherence": 5}',
+    ],
+)
+def test_an_unclosed_think_holds_no_answer(text: str) -> None:
+    assert strip_thinking(text).strip() in ("", "Answer:")
+    res = parse_reply(text, PA)
+    assert not res.ok and res.error == "no JSON object in the reply"
+    assert score_char_offset(text, PA) is None
+
+
+def test_ends_with_object() -> None:
+    from robojudge.judges._parse import ends_with_object
+
+    assert ends_with_object('<think>x</think>{"physical_adherence": 3}\n')
+    assert ends_with_object('```json\n{"physical_adherence": 3}\n```')
+    assert not ends_with_object('{"physical_adherence": 3} and then I reconsidered')
+    assert not ends_with_object('{"reasoning": "cut", "physical_adherence": 3')
+    assert not ends_with_object('{"physical_adherence": 3}<think>more')

@@ -55,13 +55,31 @@ class ParseResult:
 
 
 def strip_thinking(text: str) -> str:
-    """Drop ``<think>...</think>`` blocks; after an orphan ``</think>`` keep only what follows it."""
+    """Drop ``<think>...</think>`` blocks; after an orphan ``</think>`` keep only what follows it; drop
+    an unclosed ``<think>`` and everything after it (a reply cut off mid-thought holds no answer, only
+    drafts the model may have been about to revise)."""
+    text = _closed_thinking_dropped(text)
+    start = text.lower().find("<think>")
+    return text if start < 0 else text[:start]
+
+
+def _closed_thinking_dropped(text: str) -> str:
     text = _THINK.sub("", text)
-    low = text.lower()
-    end = low.rfind("</think>")
-    if end >= 0:
-        text = text[end + len("</think>") :]
-    return text
+    end = text.lower().rfind("</think>")
+    return text if end < 0 else text[end + len("</think>") :]
+
+
+def ends_with_object(text: str) -> bool:
+    """Whether the reply, closed thinking dropped, ends with a closed JSON object (in a code fence or not).
+
+    A reply cut off at the token limit is usable only then: a score found earlier in it may be a draft
+    the model was still revising when it was cut, and a reply that ends in a thought it had not closed
+    does not end with its answer.
+    """
+    body = _closed_thinking_dropped(text).rstrip()
+    if body.endswith("```"):
+        body = body[:-3].rstrip()
+    return body.endswith("}")
 
 
 def _outside_strings(text: str) -> Iterator[tuple[int, str, int]]:
@@ -122,9 +140,11 @@ def _load_object(candidate: str) -> dict[str, Any] | None:
 def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None:
     """The JSON object a reply means, or ``None``.
 
-    ``<think>`` blocks are dropped; fenced code blocks are tried first, then every balanced
-    ``{...}`` span, the last one first (the answer usually follows the reasoning). With ``key``,
-    an object holding that key wins over one without.
+    ``<think>`` blocks are dropped (an unclosed one to the end of the reply). An object in a code
+    fence that holds ``key`` is the answer (the last such fence); only when no fence holds one are the
+    balanced ``{...}`` spans tried, the last one first (the answer usually follows the reasoning), so
+    that an example the model adds after its fenced answer is not read as the answer. With ``key``, an
+    object holding that key wins over one without.
     """
     body = strip_thinking(text)
     whole = body.strip()
@@ -137,21 +157,22 @@ def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None
             obj = None
         if isinstance(obj, dict) and (key is None or key in obj):
             return obj
-    candidates = [m.group(1).strip() for m in _FENCE.finditer(body)]
-    candidates += _balanced_objects(body)
+    fenced = [m.group(1).strip() for m in _FENCE.finditer(body)]
+    spans = _balanced_objects(body)
     # An unclosed final object (trailing text cut off) gets one chance with a closing brace.
     tail = body.rfind("{")
     if tail >= 0 and "}" not in body[tail:]:
-        candidates.append(body[tail:].rstrip().rstrip(",") + "}")
+        spans.append(body[tail:].rstrip().rstrip(",") + "}")
     fallback: dict[str, Any] | None = None
-    for cand in reversed(candidates):
-        for sub in [cand, *reversed(_balanced_objects(cand))]:
-            obj = _load_object(sub)
-            if obj is None:
-                continue
-            if key is None or key in obj:
-                return obj
-            fallback = fallback or obj
+    for candidates in (fenced, spans):
+        for cand in reversed(candidates):
+            for sub in [cand, *reversed(_balanced_objects(cand))]:
+                obj = _load_object(sub)
+                if obj is None:
+                    continue
+                if key is None or key in obj:
+                    return obj
+                fallback = fallback or obj
     return fallback
 
 
@@ -274,6 +295,9 @@ def _blank_thinking(text: str) -> str:
     end = text.lower().rfind("</think>")
     if end >= 0:
         text = " " * (end + len("</think>")) + text[end + len("</think>") :]
+    start = text.lower().find("<think>")
+    if start >= 0:
+        text = text[:start] + " " * (len(text) - start)
     return text
 
 
@@ -282,8 +306,9 @@ def score_char_offset(text: str, rubric: Rubric, score: float | None = None) -> 
 
     Only the score key written as a JSON key counts: quoted, inside an object and outside every
     string, so a reply that mentions ``physical_adherence: 5`` in its reasoning is not read there.
-    The last such value wins (the parser reads the last object first); with ``score``, the last one
-    whose number equals it, and ``None`` when no written value does.
+    The last such value wins (the parser reads the last object first), one inside a code fence over
+    any outside (the parser takes a fenced answer first); with ``score``, the last one whose number
+    equals it, and ``None`` when no written value does.
     """
     body = _blank_thinking(text)
     key = rubric.score_key
@@ -297,6 +322,9 @@ def score_char_offset(text: str, rubric: Rubric, score: float | None = None) -> 
                     found.append(m.end())
     if score is not None:
         found = [at for at in found if _written_number(body, at) == score]
+    fences = [m.span(1) for m in _FENCE.finditer(body)]
+    fenced = [at for at in found if any(lo <= at < hi for lo, hi in fences)]
+    found = fenced or found
     return found[-1] if found else None
 
 
