@@ -6,9 +6,11 @@ for the rest of the run: requests not yet sent fail at once, with one message th
 endpoint and the last failure, and the runner stores them as error rows (``--retry-errors`` asks
 them again later). A successful reply resets the count while the breaker is still closed.
 
-Only failures of the endpoint count (:func:`endpoint_failure`): no reply at all, a 5xx, or a
-status that says the key or the URL is wrong. A failure of one request -- a 400/413/422 for a
-context too long or filtered content, an oversized or malformed 200 reply -- neither counts nor
+Only failures of the endpoint count (:func:`endpoint_failure`): no reply at all, a 5xx, a
+status that says the key or the URL is wrong, a redirect (robojudge follows none), or a 200 reply
+whose body is not JSON at all (a proxy's page: the openai backend raises it without a status). A
+failure of one request -- a 400/413/422 for a context too long or filtered content, an oversized
+200 reply or a JSON one without its choices -- neither counts nor
 resets the count: the next item may well succeed. Nor does a 429: the server is up and its
 ``Retry-After`` is honoured instead.
 
@@ -34,7 +36,7 @@ def endpoint_failure(error: BaseException) -> bool:
     status = error.status if isinstance(error, BackendError) else None
     if status is None:  # no reply: refused or dropped connection, timeout, deadline, model not loaded
         return True
-    return status >= 500 or status in _ENDPOINT_STATUS
+    return status >= 500 or status in _ENDPOINT_STATUS or 300 <= status < 400  # 3xx: a moved endpoint
 
 
 class CircuitOpenError(BackendError):

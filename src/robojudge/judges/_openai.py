@@ -141,10 +141,15 @@ class OpenAIBackend:
             payload, n_images = await asyncio.to_thread(self.encode_body, request)
         start = time.perf_counter()
         try:
-            post = session.post(self._url, data=payload, headers=self._headers(), proxy=self._proxy)
+            # Not followed: a 301/302 would resend the POST as a GET (its failure then blamed on the
+            # URL configured), and a 307/308 would send the frames to another server.
+            post = session.post(self._url, data=payload, headers=self._headers(), proxy=self._proxy,
+                                allow_redirects=False)
             async with post as resp:
                 status = resp.status
                 retry_after, sent = resp.headers.get("retry-after"), resp.headers.get("date")
+                location = resp.headers.get("location")
+                content_type = resp.headers.get("content-type", "")
                 raw = await self._read_body(resp)
         except TimeoutError:
             raise TransientError(f"timeout after {self.config.timeout_s:g} s") from None
@@ -159,6 +164,15 @@ class OpenAIBackend:
             raise BackendError(self._mask(f"cannot send to {self._url} ({exc})")) from None
         latency = time.perf_counter() - start
         text_body = raw.decode("utf-8", errors="replace")
+        if 300 <= status < 400:
+            from urllib.parse import urljoin
+
+            where = escape_controls(urljoin(self._url, location)) if location else "no address (no Location)"
+            raise BackendError(
+                self._mask(f"HTTP {status} from {self._url}: the endpoint redirects to {where}; "
+                           "robojudge does not follow redirects: set base_url to the new address"),
+                status=status,
+            )
         if status != 200:
             # the server's text, shown and stored: an escape sequence in it would rewrite the terminal
             snippet = escape_controls(text_body[:300].replace("\n", " "))
@@ -167,7 +181,9 @@ class OpenAIBackend:
                 raise TransientError(msg, parse_retry_after(retry_after, sent), status=status)
             raise BackendError(msg, status=status)
         try:
-            return _completion(text_body, self._url, latency, n_images)
+            return _completion(text_body, self._url, latency, n_images, content_type)
+        except NotJSONError as exc:  # the endpoint's failure: not retried, counted by the breaker
+            raise BackendError(self._mask(str(exc))) from None
         except TransientError as exc:  # status 200: the server answered, the breaker leaves it be
             raise TransientError(self._mask(str(exc)), status=status) from None
 
@@ -257,12 +273,31 @@ def env_proxy(url: str) -> str | None:
     return proxy
 
 
-def _completion(body: str, url: str, latency: float, n_images: int) -> Completion:
-    """A :class:`Completion` from a 200 reply's body; a malformed one is a transient error."""
+class NotJSONError(TransientError):
+    """A 200 reply whose body is no JSON object at all (a proxy's login page, an event stream nobody
+    asked for): what the endpoint sends every request, so it is not retried and counts toward the
+    circuit breaker, where a JSON reply that lacks its choices is one request's bad luck."""
+
+
+def _completion(body: str, url: str, latency: float, n_images: int, content_type: str = "") -> Completion:
+    """A :class:`Completion` from a 200 reply's body; a malformed one is a transient error, and one
+    that is not JSON at all a :class:`NotJSONError`."""
     try:
         data = json.loads(body)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        kind = escape_controls(content_type.split(";")[0].strip()) or "none"
+        snippet = escape_controls(body[:200].replace("\n", " "))
+        raise NotJSONError(
+            f"HTTP 200 from {url} is not a JSON chat completion (Content-Type {kind}, {len(body)} "
+            "characters; check that base_url is the API's address, e.g. ending in /v1, and that no proxy "
+            f"or login page answers in its place): {snippet}"
+        )
+    try:
         choice = data["choices"][0]
-        text = choice["message"].get("content") or ""
+        message = choice["message"]
+        text = message.get("content") or ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
         raise TransientError(f"malformed response from {url}: {body[:200]!r}") from None
     if not isinstance(text, str):  # some servers return a list of content parts
