@@ -4,6 +4,7 @@ replies that are not JSON, redirects, the token-limit field and extra headers in
 
 from __future__ import annotations
 
+import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -38,6 +39,72 @@ def run(items: Any, j: Any, tmp_path: Path, cache: ResponseCache, **kw: Any) -> 
     with ResultStore(tmp_path / "r.sqlite") as store:
         summary = judge_items(items, j, [PA], store, cache=cache, **kw)
         return summary, store.rows()
+
+
+# -- a reply cut off at max_tokens ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("draft", [f"<think>\n{DRAFT}", DRAFT], ids=["unclosed-think", "untagged-thinking"])
+def test_a_reply_cut_off_mid_thought_is_repaired_then_unscored_not_read_from_its_draft(
+    draft: str, make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    with FakeServer(lambda body, n: completion(draft, n, finish="length")) as srv:
+        summary, rows = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
+    assert srv.count == 2  # the reply, then the repair prompt
+    assert "cut off at the token limit" in srv.bodies[1]["messages"][-1]["content"]
+    (row,) = rows
+    assert summary.unscored == 1 and row.value is not None and math.isnan(row.value)
+    assert 'finish_reason "length"' in (row.error or "") and "max_tokens" in (row.error or "")
+    assert row.details is not None and row.details["truncated"] is True
+    assert row.details["turns"][0]["truncated"] is True
+    assert row.details["turns"][0]["raw"][0] == draft
+
+
+def test_a_cut_off_reply_whose_repair_answers_is_scored(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if n == 1:
+            return completion(DRAFT, n, finish="length")
+        return completion('{"reasoning": "the cup passes through", "physical_adherence": 2}', n)
+
+    with FakeServer(script) as srv:
+        _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
+    assert row.value == 2 and row.details is not None and row.details["parse_status"] == "repaired"
+    assert row.details["truncated"] is True
+
+
+def test_a_cut_off_reply_that_ends_with_its_answer_is_scored(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    answer = '<think>the cup slips</think>{"reasoning": "slips", "physical_adherence": 3}'
+    with FakeServer(lambda body, n: completion(answer, n, finish="length")) as srv:
+        _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
+    assert srv.count == 1 and row.value == 3
+
+
+# -- what a reply holds outside its content -------------------------------------------------------------
+
+def test_a_refusal_is_named_in_the_unscored_reason_and_kept(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    with FakeServer(lambda body, n: completion(None, n, refusal="I cannot help with that video.")) as srv:
+        _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
+    assert row.value is not None and math.isnan(row.value)
+    assert (row.error or "").startswith("unscored: the model refused: I cannot help with that video.")
+    assert row.details is not None and row.details["turns"][0]["response"]["refusal"] == (
+        "I cannot help with that video.")
+
+
+def test_a_tool_call_is_named_in_the_unscored_reason_and_kept(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    call = {"id": "t1", "type": "function",
+            "function": {"name": "score", "arguments": '{"physical_adherence": 4}'}}
+    with FakeServer(lambda body, n: completion(None, n, finish="tool_calls", tool_calls=[call])) as srv:
+        _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
+    assert "the reply is a tool call, not text: score(" in (row.error or "")
+    assert row.details is not None
+    assert row.details["turns"][0]["response"]["tool_calls"] == 'score({"physical_adherence": 4})'
 
 
 # -- what the endpoint answers ---------------------------------------------------------------------------

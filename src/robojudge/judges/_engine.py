@@ -27,7 +27,7 @@ from robojudge.judges._breaker import CircuitBreaker
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import JudgeConfig
 from robojudge.judges._frames import FrameLoader
-from robojudge.judges._parse import ParseResult, parse_reply
+from robojudge.judges._parse import ParseResult, ends_with_object, parse_reply
 from robojudge.judges._rubric import Rubric
 from robojudge.judges._scoring import EXPECTED_FALLBACK, Scoring, expected_score, majority_vote
 from robojudge.judges._secrets import Redactor
@@ -373,17 +373,17 @@ class JudgeEngine:
     ) -> tuple[Completion, dict[str, Any], ParseResult]:
         if not self.reask_unparsable:
             completion, facts = await self.send(request, frames, rubric)
-            return completion, facts, parse_reply(completion.text, rubric)
+            return completion, facts, read_reply(completion, rubric)
         seen: list[tuple[Completion, ParseResult]] = []
 
         def parses(cached: Completion) -> bool:  # a cached reply that does not parse is asked again
-            seen.append((cached, parse_reply(cached.text, rubric)))
+            seen.append((cached, read_reply(cached, rubric)))
             return seen[-1][1].ok
 
         completion, facts = await self.send(request, frames, rubric, usable=parses)
         if seen and seen[-1][0] is completion:  # the cached reply, read already
             return completion, facts, seen[-1][1]
-        return completion, facts, parse_reply(completion.text, rubric)
+        return completion, facts, read_reply(completion, rubric)
 
     async def _turn(
         self, rubric: Rubric, system: str, user: str, frames: FrameLoader | None, turn: int
@@ -433,6 +433,8 @@ class JudgeEngine:
             "response": {k: v for k, v in completion.meta.items() if v is not None},
             **facts,
         }
+        if any(cut_off(c) for c in replies):
+            out["truncated"] = True
         if self.uses_expected(rubric) and parsed.ok:
             exp = (
                 expected_score(completion.text, completion.logprobs, rubric, parsed.score)
@@ -514,6 +516,8 @@ class JudgeEngine:
                 details["text"] = _clip(str(parts["text"]))
             elif parts is not None:
                 details["parts"] = parts
+        if any(t.get("truncated") for t in turns):
+            details["truncated"] = True
         latency = sum(t["latency_s"] for t in turns)
         prompt = sum(t["prompt_tokens"] for t in turns)
         completion = sum(t["completion_tokens"] for t in turns)
@@ -555,6 +559,45 @@ class JudgeEngine:
                 )
         details["scoring_mode"] = mode.value
         return RubricResult(rubric, "ok", float(value), None, seconds, details)
+
+
+CUT_OFF = 'cut off at the token limit (finish_reason "length"; raise sampling.max_tokens)'
+"""Said of a reply the server stopped at ``max_tokens``: thinking models need room for their thoughts."""
+
+
+def cut_off(completion: Completion) -> bool:
+    """Whether the server says it stopped the reply at the token limit."""
+    return completion.meta.get("finish_reason") == "length"
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def read_reply(completion: Completion, rubric: Rubric) -> ParseResult:
+    """:func:`parse_reply` on the reply's text, and what only the whole completion tells.
+
+    A reply cut off at the token limit is usable only when it ends with its JSON answer: a score found
+    before the cut (in untagged thinking, or a first draft) may be one the model was revising. An empty
+    reply that holds a refusal or a tool call instead of text says so, with that text.
+    """
+    text = completion.text
+    if not text.strip():
+        refusal = completion.meta.get("refusal")
+        if isinstance(refusal, str) and refusal.strip():
+            return ParseResult(None, error=f"the model refused: {_short(refusal)}")
+        calls = completion.meta.get("tool_calls")
+        if isinstance(calls, str) and calls.strip():
+            return ParseResult(None, error=f"the reply is a tool call, not text: {_short(calls)}")
+    parsed = parse_reply(text, rubric)
+    if not cut_off(completion):
+        return parsed
+    if parsed.ok and not ends_with_object(text):
+        return ParseResult(None, error=f"the reply was {CUT_OFF} before its final JSON answer")
+    if not parsed.ok:
+        return ParseResult(None, parsed.reasoning, f"{parsed.error} (the reply was {CUT_OFF})", parsed.obj)
+    return parsed
 
 
 def _canon(value: Any) -> str:

@@ -34,6 +34,9 @@ from robojudge.judges._config import JudgeConfig
 from robojudge.judges._images import thin_indices
 from robojudge.judges._secrets import Redactor
 
+RAW_TEXT = 20_000
+"""Longest refusal or tool-call text kept (as a reply's raw text is in a row)."""
+
 _RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 
 
@@ -314,8 +317,29 @@ def _completion(body: str, url: str, latency: float, n_images: int, content_type
             "model": data.get("model"),
             "finish_reason": choice.get("finish_reason"),
             "images": n_images,
+            **_outside_content(message),
         },
     )
+
+
+def _outside_content(message: dict[str, Any]) -> dict[str, str]:
+    """What a reply says outside ``content``: a refusal's text, the arguments of its tool calls (the
+    engine names them in the row's error; kept as text, so that secrets in them are masked)."""
+    out: dict[str, str] = {}
+    refusal = message.get("refusal")
+    if isinstance(refusal, str) and refusal:
+        out["refusal"] = refusal[:RAW_TEXT]
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        args = []
+        for call in calls:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                args.append(f"{fn.get('name')}({fn.get('arguments')})")
+        if args:
+            out["tool_calls"] = "; ".join(args)[:RAW_TEXT]
+    return out
+
 
 
 def _logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
