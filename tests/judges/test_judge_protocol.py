@@ -15,7 +15,7 @@ from _judge_server import FakeServer, Reply
 
 from robojudge.judges import ResponseCache, get_rubric, make_judge
 from robojudge.run._judge import judge_items
-from robojudge.store import ResultStore
+from robojudge.store import ResultStore, served_models
 
 PA = get_rubric("pa")
 
@@ -80,6 +80,63 @@ def test_a_cut_off_reply_that_ends_with_its_answer_is_scored(
     with FakeServer(lambda body, n: completion(answer, n, finish="length")) as srv:
         _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
     assert srv.count == 1 and row.value == 3
+
+
+# -- votes ----------------------------------------------------------------------------------------------
+
+def _by_seed(scores: dict[int, Any]) -> Any:
+    def script(body: dict[str, Any], n: int) -> Reply:
+        got = scores[body["seed"]]
+        if isinstance(got, Reply):
+            return got
+        return completion(f'{{"reasoning": "seed {body["seed"]}", "physical_adherence": {got}}}', n,
+                          model=f"served-{body['seed']}")
+    return script
+
+
+def test_a_voted_row_keeps_each_turns_record_and_its_served_models(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    with FakeServer(_by_seed({0: 4, 1: 4, 2: 2})) as srv:
+        _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache, samples=3)
+    d = row.details
+    assert row.value == 4 and d is not None
+    assert isinstance(d["turns"], list) and len(d["turns"]) == 3 and d["n_turns"] == 3
+    assert [t["raw"][0] for t in d["turns"]] == [f'{{"reasoning": "seed {s}", "physical_adherence": {v}}}'
+                                                  for s, v in ((0, 4), (1, 4), (2, 2))]
+    assert served_models(d) == ["served-0", "served-1", "served-2"]
+
+
+@pytest.mark.parametrize("failure", [Reply("bad request: too many images", status=400),
+                                     Reply("boom", status=500)], ids=["400", "500"])
+def test_a_turn_whose_request_failed_drops_out_of_the_vote_and_is_named(
+    failure: Reply, make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    with FakeServer(_by_seed({0: 4, 1: 4, 2: failure})) as srv:
+        j = judge(srv.url, circuit_breaker=0)
+        summary, (row,) = run(make_items(["a"]), j, tmp_path, cache, samples=3)
+    d = row.details
+    assert row.status == "ok" and row.value == 4 and summary.scored == 1 and d is not None
+    assert d["votes"] == [4, 4, None] and d["valid_turns"] == 2 and d["agreement"] is False
+    assert d["failed_turns"] == [3]
+    failed = d["turns"][2]
+    assert failed["parse_status"] == "request failed" and failed["score"] is None
+    assert failed["error"].startswith("request failed: ") and f"HTTP {failure.status}" in failed["error"]
+    assert [t["raw"] for t in d["turns"][:2]] == [['{"reasoning": "seed 0", "physical_adherence": 4}'],
+                                                   ['{"reasoning": "seed 1", "physical_adherence": 4}']]
+
+
+def test_with_most_turns_failed_the_row_is_an_error_that_keeps_the_answered_turn(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    bad = Reply("bad request", status=400)
+    with FakeServer(_by_seed({0: 4, 1: bad, 2: bad})) as srv:
+        j = judge(srv.url, circuit_breaker=0)
+        summary, (row,) = run(make_items(["a"]), j, tmp_path, cache, samples=3)
+    assert row.status == "error" and summary.failed == 1
+    assert (row.error or "").startswith("request failed for turn 2, 3 of 3 (1 answered")
+    d = row.details
+    assert d is not None and d["failed_turns"] == [2, 3] and d["turns"][0]["score"] == 4
 
 
 # -- what a reply holds outside its content -------------------------------------------------------------

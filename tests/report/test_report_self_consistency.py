@@ -101,3 +101,22 @@ def test_a_rubric_judged_with_other_settings_keeps_its_own_label() -> None:
     got = {(c.judge, c.rubric) for c in judge_self_consistency(rows, items)}
     assert got == {("vlm [model=m1]", "pa"), ("vlm [model=m2]", "pa"), ("vlm [model=m1]", "roboworm_physics"),
                    ("vlm [model=m3]", "roboworm_physics")}
+
+
+def test_turn_counts_read_from_old_and_new_rows() -> None:
+    """Rows stored before ``n_turns`` held the count in ``turns``; newer rows keep the turns' records there
+    (``--samples`` used to overwrite them with the count)."""
+    items = [Item(item_id=f"i{k}", video="v.mp4") for k in range(3)]
+    old = _voted("i0", "pa", [3, 3, 3])
+    new = _voted("i1", "pa", [4, 4, 4, 4, 4])
+    assert new.details is not None
+    new.details.update(turns=[{"score": 4.0, "response": {"model": "m"}}] * 5, n_turns=5)
+    records_only = _voted("i2", "pa", [2, 2])
+    assert records_only.details is not None
+    records_only.details["turns"] = [{"score": 2.0}, {"score": 2.0}]
+    (pa,) = judge_self_consistency([old, new, records_only], items)
+    assert pa.turns == (2, 3, 5) and pa.items == 3
+    from robojudge.report._judges import turn_count
+
+    assert turn_count({"turns": 3}) == 3 and turn_count({"n_turns": 5, "turns": [{}] * 5}) == 5
+    assert turn_count({"votes": [1, 2]}) == 2 and turn_count({}) == 0

@@ -462,9 +462,11 @@ class JudgeEngine:
             if self.samples == 1:  # no task to schedule for the common case
                 turns = [await self._turn(rubric, system, user, frames, 0)]
             else:
-                turns = await asyncio.gather(
-                    *(self._turn(rubric, system, user, frames, t) for t in range(self.samples))
+                done = await asyncio.gather(
+                    *(self._turn(rubric, system, user, frames, t) for t in range(self.samples)),
+                    return_exceptions=True,
                 )
+                return self._combine_answered(rubric, done, frames, time.perf_counter() - start)
             return self._combine(rubric, list(turns), frames, time.perf_counter() - start)
         except BackendError as exc:
             message = f"request failed: {self.redact.message(exc)}"
@@ -487,6 +489,48 @@ class JudgeEngine:
                                 {"traceback": where})
         finally:
             _USED_KEYS.reset(token)
+
+    def _combine_answered(
+        self,
+        rubric: Rubric,
+        done: list[dict[str, Any] | BaseException],
+        frames: FrameLoader | None,
+        seconds: float,
+    ) -> RubricResult:
+        """The voted result of turns some of whose requests may have failed.
+
+        A turn whose request failed (:class:`BackendError`) counts like an unparsable one, a turn
+        without a score, as long as most of the turns asked got a reply: the vote is over the turns
+        that scored, ``details.failed_turns`` names the failed ones and their records say why. With
+        half of the turns or fewer answered the judgment is an error row (``--retry-errors`` asks it
+        again, the answered turns from the cache), which keeps the answered turns' records. Any other
+        exception is raised, as without voting.
+        """
+        for outcome in done:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, BackendError):
+                raise outcome
+        turns: list[dict[str, Any]] = []
+        failed: list[int] = []
+        for turn, outcome in enumerate(done):
+            if isinstance(outcome, BaseException):
+                failed.append(turn)
+                turns.append(_failed_turn(turn, f"request failed: {self.redact.message(outcome)}"))
+            else:
+                turns.append(outcome)
+        if not failed:
+            return self._combine(rubric, turns, frames, seconds)
+        answered = len(turns) - len(failed)
+        if 2 * answered <= len(turns):
+            which = ", ".join(str(t + 1) for t in failed)
+            first = turns[failed[0]]["error"]
+            message = (f"request failed for turn {which} of {len(turns)} ({answered} answered, no majority "
+                       f"of the turns to vote over): {first.removeprefix('request failed: ')}")
+            details = {"samples": self.samples, "turns": turns, "n_turns": len(turns),
+                       "failed_turns": [t + 1 for t in failed]}
+            return RubricResult(rubric, "error", None, _clip(message), seconds, details)
+        result = self._combine(rubric, turns, frames, seconds)
+        result.details["failed_turns"] = [t + 1 for t in failed]
+        return result
 
     def _combine(
         self, rubric: Rubric, turns: list[dict[str, Any]], frames: FrameLoader | None, seconds: float
@@ -602,6 +646,25 @@ def read_reply(completion: Completion, rubric: Rubric) -> ParseResult:
 
 def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _failed_turn(turn: int, error: str) -> dict[str, Any]:
+    """The record of a voting turn whose request failed: no reply, no score, the error."""
+    return {
+        "score": None,
+        "parse_status": "request failed",
+        "error": _clip(error),
+        "reasoning": None,
+        "parts": None,
+        "raw": [],
+        "latency_s": 0.0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "response": {},
+        "cached": False,
+        "attempts": 0,
+        "turn": turn + 1,
+    }
 
 
 def _with_frames(request: ChatRequest, frames: SampledFrames) -> ChatRequest:

@@ -108,7 +108,8 @@ class Vote:
             "std": self.std,
             "agreement": self.agreement,
             "valid_turns": self.valid,
-            "turns": self.turns,
+            # not "turns": the row keeps the turns' records there (older rows hold this count there)
+            "n_turns": self.turns,
         }
 
 

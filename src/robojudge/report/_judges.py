@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -507,6 +507,16 @@ def _rubric_owners(rows: Sequence[ResultRow], judges: Sequence[JudgeSeries]
     return owners
 
 
+def turn_count(details: dict[str, Any]) -> int:
+    """How many turns a voted row asked: ``n_turns``; in rows stored before that key existed, ``turns``
+    held this count (where it now holds the turns' records); else the number of votes."""
+    for value in (details.get("n_turns"), details.get("turns")):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    turns, votes = details.get("turns"), details.get("votes")
+    return len(turns) if isinstance(turns, list) else len(votes) if isinstance(votes, list) else 0
+
+
 def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
                            stored: StoredSeries | None = None) -> list[SelfConsistency]:
     """Per judge configuration and rubric with voted items (RoboWorM App. D, Table D3): agreement rate,
@@ -529,7 +539,7 @@ def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
         latency = d.get("latency_per_video_s")
         timed = float(latency) if isinstance(latency, int | float) else math.nan
         votes.setdefault(who[:2], []).append((bool(d["agreement"]), float(d.get("std") or 0.0),
-                                              int(d.get("turns") or len(d.get("votes") or ())), timed))
+                                              turn_count(d), timed))
         scales.setdefault(who[:2], _rubric_scale(who[2].config))
     out = []
     for (label, rubric), v in sorted(votes.items()):
