@@ -4,6 +4,7 @@ replies that are not JSON, redirects, the token-limit field and extra headers in
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -208,3 +209,68 @@ def test_a_redirect_is_named_in_the_error_and_not_followed(
     assert (f"HTTP {status} from {url}/chat/completions: the endpoint redirects to "
             "http://127.0.0.1:9/v1/chat/completions") in (row.error or "")
     assert "set base_url" in (row.error or "")
+
+
+# -- the request and the judge's identity ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("field", "sent"), [("max_tokens", {"max_tokens": 4096}),
+                                              ("max_completion_tokens", {"max_completion_tokens": 4096}),
+                                              ("none", {})])
+def test_token_limit_field_names_the_limit_sent(
+    field: str, sent: dict[str, int], make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    reply = '{"reasoning": "r", "physical_adherence": 4}'
+    j = judge("http://127.0.0.1:1/v1", sampling={"max_tokens": 4096, "token_limit_field": field})
+    with FakeServer(lambda body, n: completion(reply, n)) as srv:
+        _, (row,) = run(make_items(["a"]), j.model_copy(update={"base_url": srv.url}), tmp_path, cache)
+    body = srv.bodies[0]
+    assert {k: body[k] for k in ("max_tokens", "max_completion_tokens") if k in body} == sent
+    assert row.value == 4
+
+
+def test_token_limit_field_is_in_the_identity_only_when_not_the_default() -> None:
+    plain = judge("http://127.0.0.1:1/v1")
+    same = judge("http://127.0.0.1:1/v1", sampling={"token_limit_field": "max_tokens"})
+    other = judge("http://127.0.0.1:1/v1", sampling={"token_limit_field": "max_completion_tokens"})
+    assert "token_limit_field" not in plain.identity()["sampling"]  # config hashes stored before stay
+    assert plain.identity() == same.identity() != other.identity()
+    assert other.identity()["sampling"]["token_limit_field"] == "max_completion_tokens"
+    with pytest.raises(ValueError, match="token_limit_field"):
+        judge("http://127.0.0.1:1/v1", extra_body={"max_completion_tokens": 10})
+
+
+def test_a_changed_token_limit_field_asks_the_model_again(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    reply = '{"reasoning": "r", "physical_adherence": 4}'
+    with FakeServer(lambda body, n: completion(reply, n)) as srv:
+        items = make_items(["a"])
+        for field in ("max_tokens", "max_completion_tokens", "max_completion_tokens"):
+            j = judge(srv.url, sampling={"token_limit_field": field})
+            with ResultStore(tmp_path / f"{field}.sqlite") as store:
+                judge_items(items, j, [PA], store, cache=cache)
+    assert srv.count == 2  # the third run read the second's reply from the cache
+
+
+def test_extra_headers_split_the_identity_by_a_digest_that_holds_no_value(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    secret = "route-7f3a9c2e5b1d4f60"
+    a = judge("http://127.0.0.1:1/v1", extra_headers={"azureml-model-deployment": secret})
+    b = judge("http://127.0.0.1:1/v1", extra_headers={"azureml-model-deployment": "other"})
+    plain = judge("http://127.0.0.1:1/v1")
+    assert "extra_headers" not in plain.identity()
+    assert a.identity() != b.identity() != plain.identity()
+    assert a.identity() == judge("http://127.0.0.1:1/v1",
+                                 extra_headers={"AzureML-Model-Deployment": secret}).identity()
+    reply = '{"reasoning": "r", "physical_adherence": 4}'
+    with FakeServer(lambda body, n: completion(reply, n)) as srv:
+        for j in (a, b):
+            with ResultStore(tmp_path / "r.sqlite") as store:
+                judge_items(make_items(["a"]), j.model_copy(update={"base_url": srv.url}), [PA], store,
+                            cache=cache)
+                rows = store.rows()
+    assert srv.count == 2  # the second headers were not answered from the first's cached reply
+    assert len({r.config_hash for r in rows}) == 2
+    stored = json.dumps([r.config for r in rows] + [r.details for r in rows], default=str)
+    assert secret not in stored

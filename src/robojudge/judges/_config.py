@@ -100,9 +100,22 @@ class Sampling(BaseModel):
     top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     seed: int | None = 0
     max_tokens: int = Field(default=1024, ge=1)
+    token_limit_field: Literal["max_tokens", "max_completion_tokens", "none"] = Field(
+        default="max_tokens",
+        description="the request field that carries max_tokens (openai backend): OpenAI's reasoning "
+        "models (o-series, GPT-5) refuse max_tokens and take max_completion_tokens; none sends no limit",
+    )
     sample_temperature: float = Field(
         default=0.7, gt=0.0, le=2.0, description="temperature used for samples > 1 when temperature is 0"
     )
+
+    def identity(self) -> dict[str, Any]:
+        """The settings as they enter a judge's identity: ``token_limit_field`` only when it is not
+        ``max_tokens``, so judges declared without it keep their config hashes and cache keys."""
+        out = self.model_dump(mode="json")
+        if self.token_limit_field == "max_tokens":
+            del out["token_limit_field"]
+        return out
 
 
 class Prices(BaseModel):
@@ -149,6 +162,7 @@ _SET_BY_ROBOJUDGE = {
     "top_p": "sampling.top_p",
     "seed": "sampling.seed",
     "max_tokens": "sampling.max_tokens",
+    "max_completion_tokens": 'sampling.max_tokens with sampling.token_limit_field = "max_completion_tokens"',
     "logprobs": "--scoring expected",
     "top_logprobs": "top_logprobs",
 }
@@ -200,9 +214,9 @@ class JudgeConfig(BaseModel):
         replies: ``mock`` only: scripted replies, used in turn.
         sampling: Decoding settings.
         extra_body: Extra JSON merged into each request body; not the fields robojudge sets itself
-            (``model``, ``messages``, ``temperature``, ``top_p``, ``seed``, ``max_tokens``, ``logprobs``,
-            ``top_logprobs``).
-        extra_headers: Extra HTTP headers (not secrets: use ``api_key_env``).
+            (``model``, ``messages``, ``temperature``, ``top_p``, ``seed``, ``max_tokens``,
+            ``max_completion_tokens``, ``logprobs``, ``top_logprobs``).
+        extra_headers: Extra HTTP headers (not secrets: use ``api_key_env``); in the identity as a digest.
         prices: Token prices for cost accounting.
     """
 
@@ -347,8 +361,11 @@ class JudgeConfig(BaseModel):
             "model": self.model,
             "max_images": self.max_images,
             "image_quality": self.image_quality,
-            "sampling": self.sampling.model_dump(mode="json"),
+            "sampling": self.sampling.identity(),
             "extra_body": self.extra_body,
+            # a digest, never the values (a gateway key may ride in one); only when set, so judges
+            # declared without them keep their config hashes. A header may pick the deployment that answers.
+            **({"extra_headers": headers_digest(self.extra_headers)} if self.extra_headers else {}),
             **({"revision": self.revision} if self.revision else {}),
             # only when set, so judges declared without them keep their config hashes; a model's
             # weights in a local folder, and a dtype other than auto, change its answers
@@ -358,6 +375,13 @@ class JudgeConfig(BaseModel):
             # a mock judge's answers are its scripted replies: other replies are another judge
             **({"replies": self.replies} if self.backend == "mock" else {}),
         }
+
+
+def headers_digest(headers: dict[str, str]) -> str:
+    """A digest of HTTP headers, names (case-folded) and values: it tells two sets apart in a judge's
+    identity and cache keys without holding any value."""
+    pairs = sorted((name.lower(), value) for name, value in headers.items())
+    return "sha256:" + hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16]
 
 
 _KEY_PREFIXES = ("hf_", "gsk_", "sk_", "sk-", "ghp_", "gho_", "ghs_", "github_pat_", "xai-", "nvapi-",

@@ -116,8 +116,10 @@ class OpenAIBackend:
             "model": self.config.model,
             "messages": messages,
             "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
         }
+        limit_field = self.config.sampling.token_limit_field
+        if limit_field != "none":  # OpenAI's reasoning models refuse max_tokens, and want the other name
+            body[limit_field] = request.max_tokens
         if request.top_p is not None:
             body["top_p"] = request.top_p
         if request.seed is not None:
