@@ -115,6 +115,13 @@ def test_unscored_ok_rows_read_back_as_nan(store: ResultStore) -> None:
     assert rows["zero"].value == 0.0 and rows["zero"].scored
 
 
+def test_a_negative_zero_reads_back_as_zero_on_every_backend(store: ResultStore) -> None:
+    # SQLite dropped the sign and PostgreSQL kept it: the two backends' exports differed (audit pgstore 2)
+    store.add([ok("negzero", -0.0), ok("neg", -1.5)])
+    rows = {r.item_id: r.value for r in store.rows()}
+    assert math.copysign(1.0, rows["negzero"]) == 1.0 and rows["neg"] == -1.5  # type: ignore[arg-type]
+
+
 def test_details_and_config_json_round_trip(store: ResultStore) -> None:
     details = {"frames": 48, "per_frame": [0.1, 0.2], "nested": {"name": "ü→✓", "flag": True, "none": None}}
     config = {"window": 7, "channels": ["r", "g"], "sigma": 1.5}

@@ -1149,6 +1149,8 @@ def _row_params(row: ResultRow, now: datetime) -> dict[str, Any]:
     value = row.value
     if value is not None and math.isnan(value):
         value = None  # unscored: NULL in the database, NaN again when read back (status stays ok)
+    elif value is not None:
+        value += 0.0  # -0.0 as 0.0: SQLite drops the sign, PostgreSQL kept it (exports differed)
     return {
         "item_id": row.item_id,
         "metric": row.metric,
