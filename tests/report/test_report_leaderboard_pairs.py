@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from robojudge.cli._leaderboard import app
 from robojudge.report import ReportInput, generator_board, label_scores, write_leaderboard
 from robojudge.report._label_sections import generators_section
+from robojudge.report._leaderboard import leaderboard_markdown
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 
@@ -228,3 +229,24 @@ def test_metric_scores_name_a_set_level_metric_and_the_installed_version_first()
     said = str(info.value)
     assert f"iq1_psnr [v{installed}], iq1_psnr [v3]" in said
     assert said.endswith(f"'metric:iq1_psnr [v{installed}]'")
+
+
+def test_a_metric_board_says_what_its_overall_and_pairs_are(tmp_path):
+    # Audit aggedge F7: a metric's board was headed "Overall = (PA + IA) / 2 (Table 8)", and its pairs "the
+    # upper generator scores higher" two lines below "every P(a > b) counts the lower score as the better".
+    manifest, db = _metric_store(tmp_path, "pixel_frame_consistency")
+    out = tmp_path / "lb"
+    res = CliRunner().invoke(app, ["generators", str(manifest), "--db", db, "--scores",
+                                   "metric:pixel_frame_consistency", "--bootstrap", "200", "-o", str(out)],
+                             env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    md = (out / "leaderboard.md").read_text()
+    assert "(PA + IA) / 2" not in md and "Table 8" not in md
+    assert "Overall = the mean of pixel_frame_consistency itself per generator" in md
+    assert "scores higher" not in md and "the upper generator scores lower (the better here)" in md
+    assert "P(upper scores lower (the better here))" in " ".join(res.output.split())
+    # Labels keep Table 8's wording.
+    items = _items("same")
+    board = generator_board(items, label_scores(items), bootstrap=50)
+    text = leaderboard_markdown(board)
+    assert "Overall = (PA + IA) / 2 per generator (RoboJudge Table 8)" in text and "scores higher" in text

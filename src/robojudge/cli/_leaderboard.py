@@ -54,6 +54,7 @@ from robojudge.report._judges import JUDGE_COLUMNS, chance_row, judge_mark, judg
 from robojudge.report._leaderboard import (
     LOWER_NOTE,
     approximate_standing,
+    better,
     calibrated_scores,
     calibration_note,
     calibration_problem,
@@ -118,12 +119,15 @@ def _print_board(board: Leaderboard, heading: str) -> None:
         console.print(f"means closer than {board.tolerance:g} tie", highlight=False, markup=False)
     if not board.higher_is_better:
         console.print(LOWER_NOTE, highlight=False, markup=False)
+    for line in board.bootstrap_notes():  # the replicates behind P(rank) and the rank ranges
+        console.print(line, highlight=False, markup=False)
     for line in pair_notes(board):  # generators scored on different clips, or the matched mode's clips
         style = "yellow" if line.startswith("Warning:") else None
         console.print(line, style=style, highlight=False, markup=False)
     if not board.adjacent:  # (fewer than two generators ranked: no pair to show)
         return
-    pairs = Table(title="adjacent pairs: P(upper scores higher), ties count 1/2", title_justify="left",
+    pairs = Table(title=f"adjacent pairs: P(upper scores {better(board)}), ties count 1/2",
+                  title_justify="left",
                   box=box.SIMPLE_HEAD)
     for col in ("target", "upper", "lower", "P"):
         add_column(pairs, col, fold=col in ("upper", "lower"))

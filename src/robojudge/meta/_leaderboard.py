@@ -58,7 +58,8 @@ class Standing:
             generators with a score on this target; None for a generator without one.
         rank_prob: Share of replicates in which the generator has exactly this rank, among the
             replicates that give every generator ranked on this target a mean (NaN when not ranked,
-            without bootstrap, or when no replicate does).
+            without bootstrap, or when fewer than half of the replicates do:
+            :attr:`Leaderboard.rank_replicates`).
         rank_low: Lower end of the central ``level`` range of the replicate ranks, over the same
             replicates (0: none).
         rank_high: Upper end of that range (0: none).
@@ -120,6 +121,11 @@ class Leaderboard:
         higher_is_better: False for scores where lower is better (a metric such as an error): the best
             generator has the lowest mean, and ``outrank`` and the adjacent pairs' ``prob`` count the
             lower mean as the better one.
+        rank_replicates: Per target, the replicates that draw every generator ranked on it: those behind
+            every P(rank) and rank range there. Under half of :attr:`n_replicates`, P(rank) and the rank
+            ranges on that target are withheld (:meth:`bootstrap_notes`), as an interval is.
+        unpaired: No clip holds items of two generators, so each generator's clips were resampled
+            among its own (strata: source and generator): the generators are independent samples.
     """
 
     axes: tuple[str, ...]
@@ -138,6 +144,8 @@ class Leaderboard:
     matched: bool = False
     matched_clips: dict[str, int] = field(default_factory=dict)
     higher_is_better: bool = True
+    rank_replicates: dict[str, int] = field(default_factory=dict)
+    unpaired: bool = False
 
     @property
     def targets(self) -> tuple[str, ...]:
@@ -173,6 +181,43 @@ class Leaderboard:
         (:attr:`PairCoverage.serious`); else a note."""
         return [] if self.matched else _pair_notes(self)
 
+    def bootstrap_notes(self) -> list[str]:
+        """Sentences on what the bootstrap columns rest on: that the generators were resampled apart
+        (:attr:`unpaired`); per target, the replicates behind P(rank) and the rank ranges where fewer than
+        all (withheld under half); and every ranked generator whose rank lies outside its own rank range.
+        Empty without bootstrap or when none applies."""
+        if not self.n_replicates:
+            return []
+        out = []
+        if self.unpaired:
+            out.append("No clip holds items of two generators, so the generators are independent samples: "
+                       "each one's clips (or items, without clip_id) were resampled among its own, within "
+                       "their source")
+        for t in self.targets:
+            n = self.rank_replicates.get(t, self.n_replicates)
+            if n >= self.n_replicates or not any(e.standings[t].rank is not None for e in self.entries):
+                continue
+            title = t.upper() if t != OVERALL else "Overall"
+            if n * 2 < self.n_replicates:
+                out.append(f"No P(rank) or rank range on {title}: only {n} of {self.n_replicates} replicates "
+                           "draw every ranked generator (a replicate that misses one ranks nobody, since "
+                           "every generator below it would move up), and they need half")
+            else:
+                out.append(f"P(rank) and rank ranges on {title} rest on the {n} of {self.n_replicates} "
+                           "replicates that draw every ranked generator")
+        outside = []
+        for e in self.entries:
+            for t in self.targets:
+                s = e.standings[t]
+                if s.rank is not None and s.rank_low and not s.rank_low <= s.rank <= s.rank_high:
+                    title = t.upper() if t != OVERALL else "Overall"
+                    outside.append(f"{e.generator} {title} rank {s.rank} (range {s.rank_low}-{s.rank_high})")
+        if outside:
+            more = f" and {len(outside) - 6} more" if len(outside) > 6 else ""
+            out.append(f"Rank outside its own rank range: {', '.join(outside[:6])}{more}; the point-estimate "
+                       "rank is rare among the replicates, whose means move past close neighbours")
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary; NaN becomes None, and so does a rank range of 0 (none), as the CSV
         leaves it empty."""
@@ -184,7 +229,8 @@ class Leaderboard:
             "higher_is_better": self.higher_is_better,
             "bootstrap": {"replicates": self.n_replicates, "seed": self.seed, "level": self.level,
                           "clusters": self.n_clusters, "strata": self.n_strata,
-                          "lone_clusters": self.n_lone_clusters},
+                          "lone_clusters": self.n_lone_clusters, "unpaired": self.unpaired,
+                          "rank_replicates": self.rank_replicates if self.n_replicates else None},
             "entries": [{"generator": e.generator, "n_items": e.n_items, "n_clusters": e.n_clusters,
                          "targets": {t: {"score": num(s.score.value), "low": num(s.score.low),
                                          "high": num(s.score.high), "se": num(s.score.se),
@@ -197,6 +243,7 @@ class Leaderboard:
             "matched": self.matched, "matched_clips": self.matched_clips if self.matched else None,
             "coverage": [c.to_dict() for c in self.coverage],
             "coverage_notes": coverage_notes(self),
+            "bootstrap_notes": self.bootstrap_notes(),
         }
 
 
@@ -268,6 +315,15 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     cl = np.asarray(np.arange(n) if clusters is None else clusters)
     if cl.shape != (n,):
         raise ValueError(f"clusters must have one entry per item ({n}), got shape {cl.shape}")
+    # No clip holding items of two generators (items without clip_id are each a cluster of their own):
+    # nothing is paired, and the generators are independent samples. Their clips are then resampled
+    # within each generator (and source), so each generator keeps its own number of clips in every
+    # replicate; drawn from one pool, a generator's count would vary from replicate to replicate
+    # (Binomial), widening its interval, and a replicate could miss a generator altogether.
+    unpaired = _unpaired(cl, code, g_count)
+    if unpaired:
+        layer = [""] * n if strata is None else [str(x) for x in np.asarray(strata, dtype=object).tolist()]
+        strata = [f"{s}\x1f{names[g]}" for s, g in zip(layer, code.tolist(), strict=True)]
     boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 else None
     clip_names, clip_inv = np.unique(cl.astype(str), return_inverse=True)
     clip = clip_inv.reshape(-1).astype(np.intp)
@@ -307,10 +363,11 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         n_clusters[g, a_count] = n_clusters[g, :a_count].min()
     why = np.full((g_count, t_count), None, dtype=object)
     used = why.copy()
+    rank_n = np.zeros(t_count, dtype=np.int64)
     if rep_sums is not None:
         reps = _means(rep_sums)  # (B, G, T); NaN where none of the items was drawn
         low, high, se = summarize_replicates(np.moveaxis(reps, 0, -1), level)
-        prob, rank_low, rank_high = _rank_spread(reps, point_rank, ranked, level, tolerance)
+        prob, rank_low, rank_high, rank_n = _rank_spread(reps, point_rank, ranked, level, tolerance)
         outrank = _outrank(reps, ranked, tolerance)
         # Too few clusters (or replicates) to resample: no interval and no rank spread, with the reason.
         # A mean the same in every replicate (every item at the top of the scale) has no interval either,
@@ -322,8 +379,12 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
         why[~np.isfinite(point)] = None  # no mean: nothing to say about its interval
         low, high, se = (np.where(keep, x, np.nan) for x in (low, high, se))
         keep |= flat & np.isin(why, CONSTANT_WHYS)
-        prob = np.where(keep, prob, np.nan)
-        rank_low, rank_high = (np.where(keep, r, 0) for r in (rank_low, rank_high))
+        # P(rank) and the rank range need half of the replicates to draw every ranked generator, as an
+        # interval needs half to give a value (interval_gate): a few complete replicates give shares
+        # such as 0.2 and ranges that miss the generator's own rank.
+        spread = keep & (rank_n[None, :] * 2 >= bootstrap)
+        prob = np.where(spread, prob, np.nan)
+        rank_low, rank_high = (np.where(spread, r, 0) for r in (rank_low, rank_high))
         pair_kept = keep.T[:, :, None] & keep.T[:, None, :]  # (T, G, G): both sides resample
         outrank = np.where(pair_kept, outrank, np.nan)
 
@@ -361,7 +422,17 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     return Leaderboard(axes, sort_by, tuple(entries), tuple(adjacent), bootstrap, seed, level,
                        boot.n_clusters if boot else 0, boot.n_strata if boot else 0, out, tolerance,
                        boot.n_lone_clusters if boot else 0, tuple(coverage), matched, matched_clips,
-                       higher_is_better)
+                       higher_is_better, {t: int(rank_n[ti]) for ti, t in enumerate(targets)} if boot else {},
+                       unpaired)
+
+
+def _unpaired(clusters: npt.NDArray[Any], code: npt.NDArray[np.intp], g_count: int) -> bool:
+    """Whether two generators or more are ranked and no cluster holds items of two of them."""
+    if g_count < 2 or clusters.size == 0:
+        return False
+    _, cl_code = np.unique(clusters.astype(str), return_inverse=True)
+    pairs = np.unique(np.stack([cl_code.reshape(-1), np.asarray(code)]), axis=1)
+    return bool(pairs.shape[1] == np.unique(cl_code).size)
 
 
 def _as_scored(e: Estimate, sign: float) -> Estimate:
@@ -410,8 +481,9 @@ def _order(ranks: npt.NDArray[np.int64], names: Sequence[str]) -> list[int]:
 
 def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: npt.NDArray[np.bool_],
                  level: float, tolerance: float = 0.0
-                 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """``(rank_prob, rank_low, rank_high)``, each ``(G, T)``, from replicate means ``(B, G, T)``.
+                 ) -> tuple[FloatArray, npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """``(rank_prob, rank_low, rank_high, n)``: the first three ``(G, T)`` from replicate means
+    ``(B, G, T)``, and ``n`` ``(T,)`` the replicates behind them on each target.
 
     A rank is a place among all the generators ranked on a target, so a replicate that drew none of
     one ranked generator's items ranks nobody on that target: with that generator gone, every
@@ -435,7 +507,7 @@ def _rank_spread(reps: FloatArray, point_rank: npt.NDArray[np.int64], ranked: np
         col = col[np.isfinite(col)]
         low[g, t] = int(np.quantile(col, lo_q, method="lower"))
         high[g, t] = int(np.quantile(col, hi_q, method="higher"))
-    return prob, low, high
+    return prob, low, high, complete.sum(axis=0).astype(np.int64)
 
 
 def _outrank(reps: FloatArray, ranked: npt.NDArray[np.bool_], tolerance: float = 0.0) -> FloatArray:

@@ -344,7 +344,7 @@ def generators_section(inp: ReportInput) -> Section:
                   note=" ".join([*withheld_notes((f"{e.generator} {_TITLES[t]}", e.standings[t].score)
                                                  for e in board.entries for t in board.targets),
                                  *lone_sentences(board.n_lone_clusters, board.n_clusters),
-                                 *pair_notes(board)]))
+                                 *pair_notes(board), *(f"{s}." for s in board.bootstrap_notes())]))
     for e in board.entries:
         s = e.standings[board.sort_by]
         span = f"{s.rank_low}-{s.rank_high}" if s.rank_low else "n/a"

@@ -475,7 +475,8 @@ def board_notes(board: Leaderboard) -> list[str]:
              for t in board.targets)
     lower = [LOWER_NOTE] if not board.higher_is_better else []
     return ([APPROX_NOTE] if approx else []) + withheld_notes(cells) + lone_sentences(
-        board.n_lone_clusters, board.n_clusters) + [md_prose(s) for s in pair_notes(board)] + lower
+        board.n_lone_clusters, board.n_clusters) + [md_prose(s) for s in pair_notes(board)] + lower + [
+        md_prose(s) + "." for s in board.bootstrap_notes()]
 
 
 def approximate_standing(entry: LeaderboardEntry, target: str) -> bool:
@@ -494,6 +495,21 @@ def target_title(target: str) -> str:
     return "Overall" if target == OVERALL else target.upper() if target in AXES else target
 
 
+def overall_text(board: Leaderboard) -> str:
+    """What the board's Overall is: Table 8's ``(PA + IA) / 2`` for the two label axes, else the plain mean
+    of its axes, or the one axis itself (a stored metric's board)."""
+    if set(board.axes) == set(AXES):
+        return "Overall = (PA + IA) / 2 per generator (RoboJudge Table 8)"
+    if len(board.axes) == 1:
+        return f"Overall = the mean of {md_escape(board.axes[0])} itself per generator (one score per item)"
+    return f"Overall = the mean of {', '.join(md_escape(a) for a in board.axes)} per generator"
+
+
+def better(board: Leaderboard) -> str:
+    """How a pair's share counts the upper generator: "higher", or "lower (better)" where lower is better."""
+    return "higher" if board.higher_is_better else "lower (the better here)"
+
+
 def _rank(rank: int | None) -> str:
     return "not ranked" if rank is None else str(rank)
 
@@ -510,7 +526,7 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
     head = ("| rank | generator | " + " | ".join(target_title(t) for t in board.targets)
             + " | P(rank) | rank range |")
     tied = f" Means closer than {board.tolerance:g} tie." if board.tolerance else ""
-    lines = [f"# {md_escape(title)}", "", f"Overall = (PA + IA) / 2 per generator (RoboJudge Table 8); {ci}. "
+    lines = [f"# {md_escape(title)}", "", f"{overall_text(board)}; {ci}. "
              f"Ordered by {target_title(board.sort_by)}; P(rank) is the share of replicates in which the "
              "generator holds exactly its rank (among those that draw every ranked generator). A "
              f"generator without scores on a target is not ranked on it.{tied}", "", head,
@@ -528,8 +544,9 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
     lines += ["", md_prose(note)] if note else []
     if board.adjacent:  # (one generator ranked: no pair)
         lines += ["", "## Adjacent pairs", "",
-                  "P(upper > lower): share of replicates in which the upper generator scores higher (ties "
-                  "count one half).", "", "| target | upper | lower | P(upper > lower) |",
+                  "P(upper > lower): share of replicates in which the upper generator scores "
+                  f"{better(board)} "
+                  "(ties count one half).", "", "| target | upper | lower | P(upper > lower) |",
                   "| --- | --- | --- | ---: |"]
     for p in board.adjacent:
         pair = f"{md_escape(p.upper)} | {md_escape(p.lower)}"
