@@ -74,9 +74,12 @@ def test_the_name_of_the_items_without_a_value_is_one_no_value_has() -> None:
 def test_the_overview_keeps_them_apart() -> None:
     section = overview_section(ReportInput(_rows(), _items(), higher_is_better, bootstrap=0))
     table = section.tables[0]
-    assert table.columns[5:] == ["(unset 2)", "(unset)", "other"]
+    assert table.columns[5:8] == ["(unset 2)", "(unset)", "other"]
+    # (each group's own n and failed follow the means, kept apart as well)
+    assert table.columns[8:] == ["n (unset 2)", "failed (unset 2)", "n (unset)", "failed (unset)", "n other",
+                                 "failed other"]
     psnr = next(r for r in table.rows if r[0].text == "iq1_psnr")
-    assert [c.value for c in psnr[5:]] == [10.0, 40.0, 25.0]
+    assert [c.value for c in psnr[5:8]] == [10.0, 40.0, 25.0]
     assert "Items with no generator are shown as '(unset 2)', apart from the generator named '(unset)'" \
         in section.intro
 

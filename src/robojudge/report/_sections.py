@@ -274,6 +274,10 @@ def borrowed_registry_note(series: Sequence[Series], config_key: ConfigKey | Non
             "changed either, its rows are oriented or bounded as the installed version's.")
 
 
+#: Metric configurations the overview's note on partly measured groups names (the others are counted).
+_LISTED = 12
+
+
 def overview_section(inp: ReportInput) -> Section:
     """Counts, the per-group mean of every stored configuration, judge coverage and set-level rows."""
     sec = Section("overview", "Overview")
@@ -307,8 +311,15 @@ def overview_section(inp: ReportInput) -> Section:
     how = f" [{0.95:.0%} cluster-bootstrap interval]" if inp.bootstrap else ""
     borrowed = borrowed_registry_note(series, inp.config_key)
     sec.intro += borrowed
+    # Each group's own n and failed follow the means: a mean over some of a group's items only (the rest
+    # failed or unscored) is over other items than its neighbours' (audit aggedge F2).
     table = Table("summary", f"Mean{how} of every stored configuration per {label}",
-                  ["metric", "range", "n", "failed", "unscored", *groups], note=f"Intervals: {ci}.{borrowed}")
+                  ["metric", "range", "n", "failed", "unscored", *groups,
+                   *(f"{part} {g}" for g in groups for part in ("n", "failed"))],
+                  note=f"Intervals: {ci}.{borrowed}")
+    size = {g: groups_of.count(g) for g in groups}
+    partly: list[str] = []
+    outside: list[str] = []
     if series:
         x = np.stack([column(s.values, items) for s in series], axis=1)
         clusters, strata = clusters_of(items), strata_of(items)
@@ -324,8 +335,35 @@ def overview_section(inp: ReportInput) -> Section:
                 small = m.n > 0 and is_small(m.n, m.n_clusters)
                 cells.append(Cell(m.mean, m.low, m.high, digits=2, small=small,
                                   approximate=is_approximate(m.n, m.n_clusters)) if m.n else text(""))
+            failed = {g: 0 for g in groups}
+            for item_id in s.failed:
+                if (g_of := inp.group_of.get(item_id)) is not None:
+                    failed[g_of] += 1
+            counts = [text(x) for g in groups for x in (means[g][k].n, failed[g])]
             table.add([text(s.label), text(_range_text(rng)), text(len(s.values)), text(len(s.failed)),
-                       text(len(s.unscored)), *cells])
+                       text(len(s.unscored)), *cells, *counts])
+            if rng is not None:  # (a row stored by an older robojudge, or written to the store directly)
+                lo, hi = (-math.inf if rng[0] is None else rng[0]), (math.inf if rng[1] is None else rng[1])
+                out_of = [v for v in s.values.values() if math.isfinite(v) and not lo <= v <= hi]
+                if out_of:
+                    outside.append(f"{s.label} ({len(out_of)}, e.g. {out_of[0]:g}, range {_range_text(rng)})")
+            short = [f"{g} {means[g][k].n} of {size[g]}" + (f" ({failed[g]} failed)" if failed[g] else "")
+                     for g in groups if 0 < means[g][k].n < size[g]]
+            if short and len(groups) > 1:
+                partly.append(f"{s.label}: {', '.join(short)}")
+        if outside:
+            table.note += (" Values outside the metric's native range ('range'), kept as they are in the "
+                           "means: "
+                           f"{'; '.join(outside)}.")
+        if partly:
+            more = f"; and {len(partly) - _LISTED} more" if len(partly) > _LISTED else ""
+            table.note += (" Measured on some items only (the others failed or unscored), so a "
+                           f"{label}'s mean "
+                           f"is over those, perhaps its easiest, and means side by side are over different "
+                           f"items ('n {label}' and 'failed {label}' count them): "
+                           f"{'; '.join(partly[:_LISTED])}{more}."
+                           + (" `robojudge leaderboard generators --scores metric:ID --matched` compares "
+                              "generators on the clips all of them have." if inp.items else ""))
         if inp.bootstrap:  # clips alone in their source: drawn once in every replicate (lone_clusters_note)
             probe = ClusterBootstrap(clusters, strata, n_replicates=1)
             table.note = " ".join([table.note, *lone_sentences(probe.n_lone_clusters, probe.n_clusters)])
