@@ -41,6 +41,8 @@ EXTRA_TASK_SUCCESS = ("sim_task_success",)
 #: more are a table of their own.
 _LISTED_PAIRS = 12
 _MIN_CONFIGS = 3
+#: Under this many configurations the threshold table says its correlations are very uncertain.
+_FEW_CONFIGS = 10
 #: Digits the threshold table shows of a statistic of :data:`AGREEMENT_STATISTICS` (2 unless named): an
 #: MAE against task success is a few hundredths.
 _DIGITS = {"mae": 3}
@@ -255,13 +257,26 @@ def _normalized(inp: ReportInput) -> tuple[dict[str, FloatArray], list[str], dic
     other metrics' ids, and the taxonomy metrics that cannot be normalized here, with the reason.
 
     A metric whose pool here is degenerate (every value equal, or none finite) keeps the Table 13
-    bounds instead, so one constant column does not take the section down; one that has no such
-    bounds either (raw HPSv3 rewards are only normalized over a pool) is left out and named.
+    bounds instead (:func:`_table_bounded` names them), so one constant column does not take the
+    section down; one that has no such bounds either (raw HPSv3 rewards are only normalized over a
+    pool) is left out and named.
     """
+    out, other, left, _ = _normalized_with_fallback(inp)
+    return out, other, left
+
+
+def _table_bounded(inp: ReportInput) -> list[str]:
+    """The pooled metrics normalized with their Table 13 bounds because their pool here is degenerate."""
+    return _normalized_with_fallback(inp)[3]
+
+
+def _normalized_with_fallback(inp: ReportInput
+                              ) -> tuple[dict[str, FloatArray], list[str], dict[str, str], list[str]]:
     tax = load_taxonomy()
     _, names, raw = _item_values(inp)
     out: dict[str, FloatArray] = {}
     left: dict[str, str] = {}
+    fallback: list[str] = []
     for k, m in enumerate(names):
         if m in tax:
             try:
@@ -269,9 +284,35 @@ def _normalized(inp: ReportInput) -> tuple[dict[str, FloatArray], list[str], dic
             except ValueError as pooled:
                 try:
                     out[m] = normalize(m, raw[:, k], strategy="table")
+                    fallback.append(m)
                 except ValueError:
                     left[m] = str(pooled)
-    return out, [m for m in names if m not in tax], left
+    return out, [m for m in names if m not in tax], left, fallback
+
+
+def _fallback_note(fallback: list[str]) -> str:
+    """The sentence naming the pooled metrics read with Table 13 bounds instead ("" for none)."""
+    if not fallback:
+        return ""
+    return (" Normalized with their Table 13 bounds instead, because their pool of values here is degenerate "
+            f"(all equal, or too few to take percentiles of): {', '.join(sorted(fallback))}.")
+
+
+def _outside_note(inp: ReportInput, norm: dict[str, FloatArray]) -> str:
+    """The sentence naming the metrics whose normalized values lie outside [0, 1] (a raw value outside the
+    metric's range, kept as it is by the affine rules), with a raw example, as `aggregate scores` notes
+    them ("" for none)."""
+    _, names, raw = _item_values(inp)
+    parts = []
+    for m in sorted(norm):
+        v = norm[m]
+        bad = np.isfinite(v) & ((v < -1e-9) | (v > 1 + 1e-9))
+        if bad.any():
+            parts.append(f"{m} ({int(bad.sum())}, e.g. raw {raw[bad, names.index(m)][0]:g})")
+    if not parts:
+        return ""
+    return (" Normalized values outside [0, 1], kept as they are in the means, so sub-dimensions, levels "
+            f"and the AFS can leave their ranges (check the raw values' units): {', '.join(parts)}.")
 
 
 def _not_normalized(left: dict[str, str]) -> str:
@@ -375,7 +416,9 @@ def robophys_section(inp: ReportInput) -> Section:
                  f"covering {len(dims)} of {len(tax.subdims)} sub-dimensions and levels "
                  f"{', '.join(map(str, levels))} of 4. Values are normalized to [0, 1] "
                  "(RoboPhys-3D App. B.5; "
-                 "the pool-percentile bounds recomputed on this run's items), averaged per generator, then "
+                 "the pool-percentile bounds recomputed on this run's items, where the pool allows), "
+                 "averaged "
+                 "per generator, then "
                  "summed as in eq. 2: a sub-dimension is the mean of its metrics, a level the mean of its "
                  "sub-dimensions, and the AFS the sum of the levels. Only the stored metrics and the "
                  f"covered sub-dimensions enter, so this AFS is out of {len(levels)} and is not comparable "
@@ -388,6 +431,7 @@ def robophys_section(inp: ReportInput) -> Section:
                     f" Eq. 3 selects nothing here "
                     f"({sel if isinstance(sel, str) else why_none}).")
                  + _from_judges(inp, norm) + _left_out(inp) + _not_normalized(left)
+                 + _fallback_note(_table_bounded(inp)) + _outside_note(inp, norm)
                  + mixed_size_note(inp.mixed_sizes, norm) + mixed_library_note(inp.mixed_libraries, norm))
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
@@ -408,6 +452,14 @@ def robophys_section(inp: ReportInput) -> Section:
     under += [{m for d in tax.subdims_of(lv) for m in tax.metrics_of(d) if m in norm} for lv in levels]
     under += [{m for m in tax.metrics_of(d) if m in norm} for d in dims]
     under += [set(have), set(chosen or ())]
+    # A generator with no value at all for a metric under a column (0 of its items) has none there either:
+    # the mean of the others is a score of another set of metrics (eq. 2 and 4 average the set), and would
+    # top the column where the missing metric is the generator's weak one.
+    absent = {g: {m for m, (n, _) in ms.items() if n == 0} for g, ms in partial.items()}
+    for g_i, g in enumerate(gens):
+        for k, metrics in enumerate(under, start=1):
+            if metrics & absent.get(g, set()) and table.rows[g_i][k].is_number:
+                table.rows[g_i][k] = Cell(math.nan)
     for k, metrics in enumerate(under, start=1):
         whole = {i for i, g in enumerate(gens) if not metrics & set(partial.get(g, {}))}
         table.mark_best(k, higher=True, among=whole)
@@ -427,9 +479,13 @@ def robophys_section(inp: ReportInput) -> Section:
         # (a row left out as stale leaves its item unmeasured too: its inputs changed since)
         why = ("unscored, failed or stale: inputs changed since they were scored"
                if {m for ms in partial.values() for m in ms} & _stale_metrics(inp) else "unscored or failed")
+        none = sorted(f"{g}: {', '.join(sorted(ms))}" for g, ms in absent.items() if ms)
+        nothing = (f" A generator with no value for a metric (0 of its items) has no value either in the "
+                   f"columns that average it (AFS, its level and sub-dimension, a RoboPhyscore whose set "
+                   f"holds it): n/a, for {'; '.join(none)}." if none else "")
         table.note = ("Best per column in bold, among the generators measured on all their items by the "
                       f"metrics under it. Measured on some items only (the others {why}), so "
-                      f"averaged over those and not compared: {shown}. ")
+                      f"averaged over those where some are measured, and not compared: {shown}.{nothing} ")
     table.note += intervals_note(ci, inp.bootstrap, any(it.clip_id for it in inp.items))
     table.note += not_a_test_note(any(it.clip_id for it in inp.items))
     # (bold marks a mosaic's seams as much as a view when a ranked generator's clips look tiled)
@@ -565,22 +621,44 @@ def sensitivity_section(inp: ReportInput, thresholds: tuple[float, ...] = DEFAUL
                  "R^2 of the least-squares line from RoboPhyscore to the reference, and MAE, the mean "
                  "absolute residual of that line in the reference's units. "
                  + _label_reference_note(inp, labels, carried)
-                 + "With so few configurations these correlations are very uncertain."
+                 + (f"With {len(gens)} configurations (fewer than {_FEW_CONFIGS}) these correlations are "
+                    "very "
+                    "uncertain." if len(gens) < _FEW_CONFIGS else "")
                  + _from_judges(inp, {m: means[m] for m in (*targets, *candidates)}) + _left_out(inp)
                  + (f" No metric can be selected at any threshold: {why}." if why else ""))
     ref_names = list(refs)
     cols = ["threshold", "kept", "metrics",
-            *(f"{short} vs {r}" for r in ref_names for _, _, short in AGREEMENT_STATISTICS)]
+            *(f"{short} vs {r}" for r in ref_names for _, _, short in AGREEMENT_STATISTICS), "n"]
     units = ", ".join(["0-1 for a task-success measure", *(f"{_LABEL_RANGES[k]} for {k}" for k in labels)])
-    table = Table("threshold_sensitivity", "Threshold sensitivity of the selected set", cols,
-                  note="kept: the number of metrics selected (Table 16's # of Metrics). MAE is in the "
-                  f"reference's units: {units}.")
+    # A row's statistics are over the generators with a value for every kept metric: one measured by a kept
+    # metric on some of its items only has none (above), so rows can rest on different generators.
+    out_of: list[str] = []
+    n_of: list[int] = []
     for r in rows:
+        if not r.selected:
+            n_of.append(0)
+            continue
+        score = np.mean(np.stack([means[m] for m in r.selected]), axis=0)
+        n_of.append(int(np.isfinite(score).sum()))
+        lacking = {g: [m for m in r.selected if not math.isfinite(means[m][i])]
+                   for i, g in enumerate(gens) if not math.isfinite(score[i])}
+        if lacking:
+            out_of.append(f"at {r.threshold:g}, over {n_of[-1]} of {len(gens)}: "
+                          + ", ".join(f"{g} (lacks {', '.join(ms)})" for g, ms in lacking.items()))
+    left_note = (" A row leaves out the generators without a value for one of its kept metrics (measured on "
+                 f"some of their items only), so its statistics are over fewer than the {len(gens)} "
+                 f"generators: {'; '.join(out_of)}." if out_of else "")
+    table = Table("threshold_sensitivity", "Threshold sensitivity of the selected set", cols,
+                  note="kept: the number of metrics selected (Table 16's # of Metrics); n: the generators "
+                  "the row's RoboPhyscore has a value for, which its statistics are over (a label reference "
+                  "can have fewer: see above). MAE is in the reference's units: "
+                  f"{units}.{left_note}")
+    for r, n_row in zip(rows, n_of, strict=True):
         ag = r.agreement or {}
         table.add([Cell(r.threshold, digits=2), text(r.n_metrics),
                    text(", ".join(r.selected) if r.selected else "none (undefined)"),
                    *(Cell(ag[k].statistics()[name] if k in ag else math.nan, digits=_DIGITS.get(name, 2))
-                     for k in ref_names for name, _, _ in AGREEMENT_STATISTICS)])
+                     for k in ref_names for name, _, _ in AGREEMENT_STATISTICS), text(n_row)])
     sec.tables.append(table)
     return sec
 
