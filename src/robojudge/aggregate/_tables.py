@@ -103,6 +103,11 @@ def is_long(df: pd.DataFrame) -> bool:
     return all(c in df.columns for c in _LONG)
 
 
+#: Columns of an export that are no metric but that ``--bootstrap`` reads: ``--cluster clip_id`` and the
+#: sources the clusters are drawn within.
+_BOOTSTRAP_COLUMNS = ("clip_id", "source")
+
+
 def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source: str | Path,
             note: Note | None = None) -> pd.DataFrame:
     """Rows ``keys..., metric, value`` (values as floats); metrics are taxonomy ids or names in ``extra``.
@@ -191,10 +196,14 @@ def to_long(df: pd.DataFrame, keys: Sequence[str], extra: Sequence[str], source:
             raise AggregateInputError(
                 f"{source}: no metric columns; expected RoboPhys-3D metric ids (e.g. iq1_fvd) as "
                 "columns, or a long table with 'metric' and 'value' columns")
+        # (item_id is read: it names the items of the duplicate and coverage checks)
         ignored = [str(c) for c in df.columns
-                   if c not in cols and c not in keys and c not in ("_row", "_item")]
+                   if c not in cols and c not in keys and c not in ("_row", "_item", ITEM)]
         if ignored and note is not None:
-            note(f"ignoring non-metric column(s): {', '.join(ignored)}")
+            boot = [c for c in ignored if c in _BOOTSTRAP_COLUMNS]
+            read = (f" (as scores: {' and '.join(boot)} can still give --bootstrap its clusters, with "
+                    "--cluster, and their sources)" if boot else "")
+            note(f"ignoring non-metric column(s): {', '.join(ignored)}{read}")
         wide = df[list(dict.fromkeys([*ids, *cols]))].copy()
         for c in cols:
             wide[c] = _numbers(df, wide, c, source)
@@ -550,9 +559,16 @@ def scores_from_table(
             result[f"n_level_{lv}"] = n
         for d, n in full.subdim_counts.items():
             result[f"n_subdim_{d}"] = n
+        # The RoboPhyscore's metrics with a value: fewer than its set's, it is the mean of those (eq. 4
+        # over another set), said as the totals' parts are.
+        cols = table_columns(table)
+        ids = selected or list(tax.robophyscore_default)
+        result["n_robophyscore"] = np.sum([np.isfinite(cols[m]) if m in cols else np.zeros(len(table), bool)
+                                           for m in ids], axis=0).astype(np.int64)
     if macro:
         result = _macro(result, keys, macro, skipna=missing == "drop", note=note)
-    if missing == "drop" and note is not None and (scaled := _scaled_note(result, keys)):
+    size = len(selected or tax.robophyscore_default)
+    if missing == "drop" and note is not None and (scaled := _scaled_note(result, keys, size)):
         note(scaled)
     return result.reset_index() if keys else result.reset_index(drop=True)
 
@@ -657,17 +673,21 @@ def correlations_from_table(
     return pd.DataFrame(corr)
 
 
-def _scaled_note(result: pd.DataFrame, keys: Sequence[str]) -> str:
+def _scaled_note(result: pd.DataFrame, keys: Sequence[str], size: int) -> str:
     """The totals of ``result`` (``--missing drop``) that rest on fewer metrics or sub-dimensions than the
-    taxonomy gives them, as a note ("" when none does)."""
+    taxonomy gives them, and the RoboPhyscores over fewer than the ``size`` metrics of their set, as a
+    note ("" when none does)."""
     tax = load_taxonomy()
     full = {f"level_{lv}": len(tax.subdims_of(lv)) for lv in tax.levels}
     full.update({f"subdim_{d}": len(tax.metrics_of(d)) for d in tax.subdims})
+    set_size = max(size, 1)
     groups: list[str] = []
     count = 0
     for idx, row in result.iterrows():
         parts = idx if isinstance(idx, tuple) else (idx,)
         short = [f"{col} {int(row[f'n_{col}'])} of {n}" for col, n in full.items() if 0 < row[f"n_{col}"] < n]
+        if "n_robophyscore" in row.index and 0 < row["n_robophyscore"] < set_size:
+            short.append(f"robophyscore {int(row['n_robophyscore'])} of {set_size}")
         if short:
             count += len(short)
             more = f" and {len(short) - 3} more" if len(short) > 3 else ""
@@ -678,7 +698,8 @@ def _scaled_note(result: pd.DataFrame, keys: Sequence[str]) -> str:
     more = f"; and {len(groups) - _SHOWN} more group(s)" if len(groups) > _SHOWN else ""
     return (f"under --missing drop, {count} total(s) rest on fewer parts than the paper's (metrics, counted "
             "in n_subdim_<CODE>; sub-dimensions, in n_level_<k>): each is the mean of the parts present "
-            f"times the full count, not their sum: {'; '.join(groups[:_SHOWN])}{more}")
+            "times the full count, not their sum; a robophyscore over fewer metrics than its set "
+            f"(n_robophyscore) is the mean of those present: {'; '.join(groups[:_SHOWN])}{more}")
 
 
 def _macro(result: pd.DataFrame, keys: list[str], regime: str, *, skipna: bool,

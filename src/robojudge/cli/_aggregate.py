@@ -240,7 +240,7 @@ def select_cmd(
         if as_json:
             typer.echo(json.dumps([_row_json(r) for r in rows], indent=2))
         else:
-            _print_sensitivity(rows)
+            _print_sensitivity(rows, max((len(v) for v in values.values()), default=0))
         return
     sel = select_metrics(values, tgt, threshold)
     if as_json:
@@ -290,17 +290,25 @@ def _row_json(row: Any) -> dict[str, Any]:
     }
 
 
-def _print_sensitivity(rows: list[Any]) -> None:
+def _print_sensitivity(rows: list[Any], total: int) -> None:
     t = Table(show_edge=False, title="RoboPhyscore threshold sensitivity")
-    for c in ("threshold", "reference", *(heading for _, heading, _ in AGREEMENT_STATISTICS), "# metrics"):
+    for c in ("threshold", "reference", *(heading for _, heading, _ in AGREEMENT_STATISTICS), "# metrics",
+              "n"):
         add_column(t, c, fold=c == "reference")
+    counts = set()
     for row in rows:
         if row.agreement is None:
-            t.add_row(f"{row.threshold:g}", "", *(["N/A"] * len(AGREEMENT_STATISTICS)), "0")
+            t.add_row(f"{row.threshold:g}", "", *(["N/A"] * len(AGREEMENT_STATISTICS)), "0", "")
             continue
         for ref, a in row.agreement.items():
-            t.add_row(f"{row.threshold:g}", ref, *map(_fmt, a.statistics().values()), str(row.n_metrics))
+            counts.add(a.n)
+            t.add_row(f"{row.threshold:g}", ref, *map(_fmt, a.statistics().values()), str(row.n_metrics),
+                      f"{a.n} of {total}")
     print_table(t)
+    if len(counts) > 1 or any(n < total for n in counts):
+        console.print(f"note: n counts the configurations (of {total}) a row's statistics are over: those "
+                      "with a value for every kept metric and for the reference; rows with different n are "
+                      "over different configurations", highlight=False, markup=False)
     for row in rows:
         chosen = ", ".join(row.selected) if row.selected else "none (RoboPhyscore undefined)"
         console.print(f"{row.threshold:g} ({row.n_metrics}): {chosen}", highlight=False)
