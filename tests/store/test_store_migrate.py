@@ -10,8 +10,9 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 from typer.testing import CliRunner
 
+import robojudge
 from robojudge.cli import build_app
-from robojudge.store import ResultRow, ResultStore, StoreError
+from robojudge.store import ResultRow, ResultStore, StoreError, display_url
 
 # The version 1 tables as robojudge 1 created them (SQLite spelling; PostgreSQL below).
 V1_SQLITE = [
@@ -71,7 +72,7 @@ def _make_v1(url: str) -> None:
 
 def test_a_version_1_store_is_upgraded_and_keeps_its_rows(store_url: str) -> None:
     _make_v1(store_url)
-    with ResultStore(store_url) as store:
+    with ResultStore(store_url, upgrade=True) as store:  # asked for, as `results upgrade` does
         rows = {(r.item_id, r.metric): r for r in store.rows()}
         assert len(rows) == 3
         a = rows[("a", "ssim")]
@@ -97,15 +98,58 @@ def test_a_version_1_store_is_upgraded_and_keeps_its_rows(store_url: str) -> Non
         names = set(inspect(engine).get_table_names())
         assert "robojudge_results_v1" not in names
         assert not inspect(engine).get_unique_constraints("robojudge_results")
+        with engine.connect() as conn:
+            meta = {k: v for k, v in conn.execute(text("SELECT key, value FROM robojudge_meta"))}
+        assert meta["upgraded_from"] == "1" and meta["upgraded_by"] == f"robojudge {robojudge.__version__}"
+        assert datetime.fromisoformat(meta["upgraded_at"]).tzinfo is not None
     finally:
         engine.dispose()
+
+
+def _schema_version(url: str) -> str:
+    engine = create_engine(make_url(url))
+    try:
+        with engine.connect() as conn:
+            found = conn.execute(text("SELECT value FROM robojudge_meta WHERE key = 'schema_version'"))
+            return str(found.scalar())
+    finally:
+        engine.dispose()
+
+
+def test_a_writer_refuses_to_upgrade_a_store_holding_results_unless_asked(store_url: str) -> None:
+    # An upgrade audit: `score` and `judge` upgraded a version 1 store for good and said nothing, even
+    # on a run that stored nothing; on a shared PostgreSQL store a teammate's older robojudge then
+    # failed in the middle of its run. Opening for writing now leaves such a store as it was.
+    _make_v1(store_url)
+    with pytest.raises(StoreError) as info:
+        ResultStore(store_url)
+    said = str(info.value)
+    assert "schema version 1" in said and "robojudge results upgrade --db" in said
+    assert "can no longer open it" in said and "copy the store first" in said
+    assert display_url(make_url(store_url)) in said  # the store, password hidden
+    assert _schema_version(store_url) == "1"
+
+
+def test_a_writer_upgrades_a_store_without_results_and_says_so(
+    store_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    _make_v1(store_url)
+    engine = create_engine(make_url(store_url))
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM robojudge_results"))
+    engine.dispose()
+    with caplog.at_level("WARNING"), ResultStore(store_url) as store:
+        assert store.opened_at_version == 1
+    said = [r.getMessage() for r in caplog.records if "upgraded from schema version 1 to 2" in r.getMessage()]
+    assert len(said) == 1 and "can no longer open it" in said[0]
+    assert _schema_version(store_url) == "2"
 
 
 def test_a_version_1_store_opened_read_only_says_how_to_upgrade(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "v1.sqlite"
     _make_v1(f"sqlite:///{path}")
     before = path.read_bytes()
-    with pytest.raises(StoreError, match="schema version 1.*robojudge results upgrade"):
+    with pytest.raises(StoreError, match="schema version 1.*robojudge results upgrade.*after copying it"):
         ResultStore(path, read_only=True)
     assert path.read_bytes() == before
     res = CliRunner().invoke(build_app("results"), ["results", "upgrade", "--db", str(path)])

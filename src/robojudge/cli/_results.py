@@ -334,7 +334,9 @@ def upgrade_cmd(
 ) -> None:
     """Upgrade a store written by an older robojudge to the current schema (its rows are kept).
 
-    Any command that writes does this too; reading commands open stores read-only and cannot.
+    The upgrade is one way: a robojudge that knows only the older schema can no longer open the
+    store, so copy it first if one still needs it. Commands that write upgrade only a store that
+    holds no results and refuse one that does; reading commands open stores read-only and cannot.
     """
     given = _store_given(run_or_db, db, "upgrade")
     if given is None:
@@ -366,7 +368,7 @@ def upgrade_cmd(
     except StoreError:
         pass  # an older schema (the upgrade's case), or unreachable: said by the opening below
     try:
-        with ResultStore(db) as store:
+        with ResultStore(db, upgrade=True) as store:
             where, had = store.url, store.opened_at_version
     except StoreError as exc:
         raise fail(str(exc)) from None

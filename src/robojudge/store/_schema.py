@@ -2,7 +2,9 @@
 
 The schema is versioned by one row in ``robojudge_meta`` (``key = 'schema_version'``). Opening a
 store creates the tables when they are missing, refuses a database written by a newer robojudge,
-and upgrades an older one through the steps in ``_MIGRATIONS``. Only this package writes SQL.
+and upgrades an older one through the steps in ``_MIGRATIONS``: one holding results only when asked
+(``robojudge results upgrade``), since an older robojudge cannot open it afterwards. Only this package
+writes SQL.
 
 Version 2 added the inputs ``fingerprint`` of every row and ``superseded_at``: a row whose inputs
 changed is kept, marked superseded, beside the row recomputed from the new inputs. The database
@@ -155,14 +157,29 @@ def _upgrade_1_to_2(conn: Connection) -> None:
 _MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _upgrade_1_to_2}
 
 
-def ensure_schema(conn: Connection) -> int | None:
+def upgrade_consequence(had: int) -> str:
+    """What upgrading a store from schema version ``had`` changes, for the messages that mention it."""
+    return (f"a robojudge that knows only schema version {had} can no longer open it afterwards (a "
+            "teammate's on a shared database, even in the middle of a run)")
+
+
+def ensure_schema(
+    conn: Connection, *, upgrade: bool = False, where: str = "the result database"
+) -> int | None:
     """Create the tables if missing, check the schema version, and upgrade an older schema.
+
+    An older schema is upgraded only when ``upgrade`` is set or the database holds no result rows:
+    the upgrade is one way (an older robojudge can no longer open the store), so a store holding
+    results changes only when the user asks for it (``robojudge results upgrade``). Every upgrade
+    records ``upgraded_at``, ``upgraded_by`` and ``upgraded_from`` in ``robojudge_meta``.
 
     Must run inside a transaction; on SQLite that transaction should hold the write lock
     (``BEGIN IMMEDIATE``) so concurrent openers take turns.
 
     Args:
         conn: A connection with an open transaction.
+        upgrade: Upgrade an older schema even when the database holds results.
+        where: The database, for messages (its URL, password hidden).
 
     Returns:
         The schema version the database had (:data:`SCHEMA_VERSION` when it needed no upgrade), or
@@ -170,7 +187,8 @@ def ensure_schema(conn: Connection) -> int | None:
 
     Raises:
         StoreError: The database was written by a newer robojudge, carries no usable schema
-            version, or is older and no upgrade path exists.
+            version, is older and holds results while ``upgrade`` is not set, or is older and no
+            upgrade path exists.
     """
     if conn.dialect.name == "postgresql":
         conn.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": _SCHEMA_LOCK_ID})
@@ -192,6 +210,13 @@ def ensure_schema(conn: Connection) -> int | None:
             f"the result database has schema version {found}, but this robojudge "
             f"({robojudge.__version__}) only knows version {SCHEMA_VERSION}: upgrade robojudge to read it"
         )
+    if found < SCHEMA_VERSION and not upgrade and _holds_results(conn):
+        raise StoreError(
+            f"{where} has result schema version {found} and this robojudge ({robojudge.__version__}) writes "
+            f"version {SCHEMA_VERSION}; it does not upgrade a store holding results on its own, since "
+            f"{upgrade_consequence(found)}: copy the store first if an older robojudge still needs it, then "
+            f"run `robojudge results upgrade --db {where}` and this command again"
+        )
     while found < SCHEMA_VERSION:
         step = _MIGRATIONS.get(found)
         if step is None:
@@ -202,11 +227,27 @@ def ensure_schema(conn: Connection) -> int | None:
         step(conn)
         found += 1
         conn.execute(meta_table.update().where(meta_table.c.key == "schema_version").values(value=str(found)))
+    if had < SCHEMA_VERSION:
+        _set_meta(conn, {"upgraded_at": datetime.now(UTC).isoformat(),
+                         "upgraded_by": f"robojudge {robojudge.__version__}", "upgraded_from": str(had)})
     metadata.create_all(conn)  # no-op when complete; restores e.g. a dropped index
     if stored_row_format(conn) < ROW_FORMAT:  # (a higher one stays: rows of that format are stored)
         conn.execute(meta_table.delete().where(meta_table.c.key == "row_format"))
         conn.execute(meta_table.insert(), [{"key": "row_format", "value": str(ROW_FORMAT)}])
     return had
+
+
+def _holds_results(conn: Connection) -> bool:
+    """Whether the results table exists and holds a row (superseded or not)."""
+    if not inspect(conn).has_table(results_table.name):
+        return False
+    return conn.execute(text("SELECT 1 FROM robojudge_results LIMIT 1")).first() is not None
+
+
+def _set_meta(conn: Connection, values: dict[str, str]) -> None:
+    """Write ``values`` into ``robojudge_meta``, replacing what those keys held."""
+    conn.execute(meta_table.delete().where(meta_table.c.key.in_(list(values))))
+    conn.execute(meta_table.insert(), [{"key": k, "value": v} for k, v in values.items()])
 
 
 def stored_row_format(conn: Connection) -> int:
@@ -239,8 +280,9 @@ def check_schema(conn: Connection) -> None:
     if found < SCHEMA_VERSION:
         raise StoreError(
             f"the result database has schema version {found} and this robojudge reads version "
-            f"{SCHEMA_VERSION}; it cannot be upgraded while opened read-only: open it once for writing "
-            "(`robojudge results upgrade --db URL`, on a writable copy of a read-only file)"
+            f"{SCHEMA_VERSION}; it cannot be upgraded while opened read-only: upgrade it with `robojudge "
+            "results upgrade --db URL` (on a writable copy of a read-only file), after copying it if an "
+            f"older robojudge still needs it, since {upgrade_consequence(found)}"
         )
 
 

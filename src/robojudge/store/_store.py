@@ -56,6 +56,7 @@ from robojudge.store._schema import (
     meta_table,
     results_table,
     stored_row_format,
+    upgrade_consequence,
 )
 from robojudge.store._url import display_url, mask_text, parse_url
 
@@ -193,9 +194,14 @@ class ResultStore:
             PostgreSQL sessions run with ``default_transaction_read_only``. Every write method
             raises :class:`StoreError`. A missing store, a database without robojudge tables and a
             schema that needs an upgrade are errors.
+        upgrade: Upgrade an older schema even when the store holds results (``robojudge results
+            upgrade``). Without it, opening for writing upgrades an older store only while it holds no
+            results (saying so in a warning), and refuses one that does: the upgrade is one way, and
+            an older robojudge (a teammate's, on a shared database) can no longer open the store.
 
     Raises:
-        StoreError: Bad URL, unreachable or unreadable database, or incompatible schema version.
+        StoreError: Bad URL, unreachable or unreadable database, incompatible schema version, or an
+            older schema in a store holding results without ``upgrade``.
             The message names the URL with its password hidden.
 
     Attributes:
@@ -205,7 +211,9 @@ class ResultStore:
             (older than :data:`SCHEMA_VERSION`: it was upgraded then; None: it was created then).
     """
 
-    def __init__(self, url: str | os.PathLike[str], *, read_only: bool = False) -> None:
+    def __init__(
+        self, url: str | os.PathLike[str], *, read_only: bool = False, upgrade: bool = False
+    ) -> None:
         parsed = parse_url(url)
         self._url: URL = parsed
         self.url: str = display_url(parsed)
@@ -226,7 +234,7 @@ class ResultStore:
                         self.row_format = stored_row_format(conn)
                 else:
                     with self._write() as conn:
-                        self.opened_at_version = ensure_schema(conn)
+                        self.opened_at_version = ensure_schema(conn, upgrade=upgrade, where=self.url)
                         self.row_format = stored_row_format(conn)
         except StoreError as exc:
             self._engine.dispose()
@@ -238,6 +246,10 @@ class ResultStore:
             self._engine.dispose()
             raise
         _log.debug("opened the result store %s (%s)", self.url, "read-only" if read_only else "for writing")
+        had = self.opened_at_version
+        if had is not None and had < SCHEMA_VERSION and not upgrade:  # (asked for: the caller says so)
+            _log.warning("%s: upgraded from schema version %d to %d (it held no results); %s", self.url, had,
+                         SCHEMA_VERSION, upgrade_consequence(had))
         if self.row_format > ROW_FORMAT:
             _log.warning("%s was written by a newer robojudge (row format %d; this robojudge %s writes and "
                          "reads format %d): some of its rows may be read wrongly here; upgrade robojudge",
