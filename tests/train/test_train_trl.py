@@ -320,8 +320,9 @@ def test_the_record_names_the_export_read_at_the_start(
 
     def train_then_reexport(self: Any, *args: Any, **kwargs: Any) -> Any:
         out = real_train(self, *args, **kwargs)  # a re-export finishing while a long training runs
+        # (another seed: another split, which an export into the same folder takes only when forced)
         export_training_data(workdir["manifest"], ["pa"], data, fractions=halves, seed=7,
-                             frames=FrameSpec(max_frames=4))
+                             frames=FrameSpec(max_frames=4), force=True)
         return out
 
     monkeypatch.setattr(trl.SFTTrainer, "train", train_then_reexport)

@@ -44,6 +44,9 @@ def export_cmd(
     exclude_clips_of: Path | None = typer.Option(
         None, "--exclude-clips-of", help="A benchmark manifest: leave out the labelled items of its clips "
         "(same clip_id), so the trained judge is never tested on a clip it saw."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an earlier export in --out that put some items into other splits "
+        "(refused otherwise); its split files and export.json are kept in --out/earlier-split-<time>/."),
 ) -> None:
     """Write each labelled (item, rubric) as the judge's own request and the reply it should give."""
     from robojudge.judges import FrameSpec, JudgeConfigError, make_judge
@@ -57,7 +60,7 @@ def export_cmd(
         summary = export_training_data(labels, [r.strip() for r in rubric.split(",") if r.strip()], out,
                                        fmt=fmt, judge=judge, frames=spec, fractions=fractions, seed=seed,
                                        project=project, exclude_clips_of=exclude_clips_of,
-                                       include_disputed=include_disputed)
+                                       include_disputed=include_disputed, force=force)
     except (ExportError, ManifestError, JudgeConfigError, ValueError) as exc:
         raise fail(str(exc)) from None
     counts = ", ".join(f"{k} {v}" for k, v in summary.records.items() if v)

@@ -17,6 +17,12 @@ Formats:
 
 Every record also carries ``item_id``, ``clip_id``, ``source``, ``generator``, ``rubric``, ``score``
 and ``split``; the output folder gets a dataset card (``README.md``) and ``export.json``.
+
+An export into a folder holding an earlier export whose items fall into other splits (another seed or
+share, other items, or an export by an older robojudge, which split otherwise) is refused unless
+forced: the earlier ``train.jsonl`` may be the only record of what a checkpoint was trained on. Forced,
+the earlier split files and ``export.json`` are kept in ``earlier-split-<UTC time>/`` beside the new
+export (:data:`EARLIER_SPLIT_PREFIX`).
 """
 
 from __future__ import annotations
@@ -30,13 +36,15 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from robojudge._json import jsonl_records
 from robojudge.judges import (
     FrameSpec,
     JudgeConfig,
@@ -60,6 +68,9 @@ Format = Literal["trl", "sharegpt", "llamafactory"]
 FORMATS: tuple[str, ...] = ("trl", "sharegpt", "llamafactory")
 DEFAULT_FRACTIONS: dict[str, float] = {"train": 0.9, "val": 0.1, "test": 0.0}
 EXPORT_FILE = "export.json"
+EARLIER_SPLIT_PREFIX = "earlier-split-"
+"""Folders (``earlier-split-<UTC time>``) in an export folder that keep the split files and
+``export.json`` of an earlier export a forced export with another split replaced."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,10 @@ class ExportSummary:
     excluded: list[str] = field(default_factory=list)
     """With ``exclude_clips_of``: the labelled items left out because the benchmark manifest holds their
     clip."""
+    resplit: list[str] = field(default_factory=list)
+    """The items the earlier export in the output folder had in another split (only with ``force``)."""
+    earlier_split: Path | None = None
+    """Where that earlier export's split files and ``export.json`` were kept (with ``resplit``)."""
 
 
 def _safe_name(item_id: str) -> str:
@@ -241,6 +256,7 @@ def export_training_data(
     project: str | None = None,
     exclude_clips_of: str | Path | None = None,
     include_disputed: bool = False,
+    force: bool = False,
 ) -> ExportSummary:
     """Write training records for every labelled item of a suite.
 
@@ -251,7 +267,8 @@ def export_training_data(
         out: Output folder (created). The export is written into a folder inside it first and moved
             into place only once every item is written, replacing the record files, frames, card
             and ``export.json`` of an earlier export; a failed export leaves the earlier one as it
-            was.
+            was. An earlier export that put some of the same items into other splits is refused
+            unless ``force``.
         fmt: ``trl``, ``sharegpt`` or ``llamafactory``.
         judge: The judge whose requests are reproduced (its ``max_images`` and sampling); the
             default is a plain judge (32 images, greedy).
@@ -271,11 +288,15 @@ def export_training_data(
             --include-disputed`` writes it) is left out whole, as ``project`` leaves out the items
             awaiting an adjudication; with this, those items are exported (with ``project``, with
             their primary labels) and a note counts them.
+        force: Export even when the earlier export in ``out`` put some of the items into other
+            splits; its split files and ``export.json`` are then kept in
+            ``out/earlier-split-<UTC time>/``, and a note counts the items that changed split.
 
     Raises:
         ExportError: Unknown format, a rubric without labels, an unreadable video or an item the
             rubric cannot be rendered for (named with the manifest and item), or nothing labelled
-            (or nothing left once ``exclude_clips_of``'s clips are out).
+            (or nothing left once ``exclude_clips_of``'s clips are out), or without ``force`` an
+            earlier export in ``out`` with another split (counting the items that change split).
         ManifestError: ``exclude_clips_of`` cannot be read.
     """
     if fmt not in FORMATS:
@@ -292,6 +313,7 @@ def export_training_data(
     bench = _benchmark_clips(exclude_clips_of) if exclude_clips_of is not None else None
     root = Path(out)
     _check_out(root, labels if project is None else None, project=project is not None)
+    earlier = _earlier_splits(root)
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     for left in [*root.glob(".export-*"), *root.glob(".replaced-*")]:  # of an export killed half-way
@@ -300,7 +322,14 @@ def export_training_data(
     try:
         summary = _write_export(labels, rubs, root, stage, fmt=fmt, judge=judge, frames=frames,
                                 fractions=fractions, seed=seed, project=project, bench=bench,
-                                include_disputed=include_disputed)
+                                include_disputed=include_disputed, earlier=earlier, force=force)
+        if summary.resplit:
+            aside = _keep_earlier_split(root)
+            moves = _moves(summary.resplit, earlier, _splits_of(stage))
+            summary = replace(summary, earlier_split=aside, notes=[*summary.notes, (
+                f"{len(summary.resplit)} item(s) changed split from the earlier export in this folder "
+                f"({moves}; --force): its split files and {EXPORT_FILE} are kept in {aside}; a checkpoint "
+                f"trained on it was trained on the items of {aside / 'train.jsonl'}")])
         _move_into_place(stage, root, replace_labels=project is not None)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
@@ -314,6 +343,54 @@ def export_training_data(
 
 _MANAGED = (*(f"{s}.jsonl" for s in SPLITS), "frames", EXPORT_FILE, "README.md", "dataset_info.json")
 """The files and folders of an export; an earlier export's are replaced by (or removed for) a new one."""
+
+
+def _earlier_splits(root: Path) -> dict[str, str]:
+    """The split of each item in the export already in ``root`` (empty without one), from its records.
+
+    Raises:
+        ExportError: A record file of it that is not JSON Lines (naming the file and line).
+    """
+    return _splits_of(root) if (root / EXPORT_FILE).is_file() else {}
+
+
+def _splits_of(folder: Path) -> dict[str, str]:
+    """The split of each item whose records ``folder``'s split files hold."""
+    out: dict[str, str] = {}
+    for s in SPLITS:
+        path = folder / f"{s}.jsonl"
+        if path.is_file():
+            for _, rec in jsonl_records(path, ExportError):
+                if isinstance(rec, dict) and isinstance(rec.get("item_id"), str):
+                    out.setdefault(rec["item_id"], s)
+    return out
+
+
+def _split_changes(earlier: Mapping[str, str], split_of: Mapping[str, str]) -> list[str]:
+    """The items both exports hold whose split differs, sorted."""
+    return sorted(i for i, s in split_of.items() if i in earlier and earlier[i] != s)
+
+
+def _moves(moved: Sequence[str], earlier: Mapping[str, str], now: Mapping[str, str]) -> str:
+    """The first few of ``moved`` as ``item train -> test``."""
+    shown = [f"{i} {earlier[i]} -> {now.get(i, '?')}" for i in moved[:3]]
+    return "first: " + ", ".join(shown) + (", ..." if len(moved) > 3 else "")
+
+
+def _keep_earlier_split(root: Path) -> Path:
+    """Copy the split files and ``export.json`` of the export in ``root`` into a new
+    ``earlier-split-<UTC time>`` folder there; returns it."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = root / f"{EARLIER_SPLIT_PREFIX}{stamp}"
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = root / f"{EARLIER_SPLIT_PREFIX}{stamp}-{n}"
+    aside.mkdir()
+    for name in (*(f"{s}.jsonl" for s in SPLITS), EXPORT_FILE):
+        if (root / name).is_file():
+            shutil.copy2(root / name, aside / name)
+    return aside
 
 
 def _check_out(root: Path, manifest: str | Path | None, *, project: bool = False) -> None:
@@ -381,10 +458,14 @@ def _write_export(
     project: str | None,
     bench: tuple[Path, frozenset[str]] | None = None,
     include_disputed: bool = False,
+    earlier: Mapping[str, str] | None = None,
+    force: bool = False,
 ) -> ExportSummary:
     """The export of :func:`export_training_data`, written into ``stage`` (paths in it relative to
     ``stage``, as they will be to ``root``); its summary names ``root``. ``bench``: a benchmark
-    manifest and its clip ids, whose items are left out (:func:`_benchmark_clips`)."""
+    manifest and its clip ids, whose items are left out (:func:`_benchmark_clips`). ``earlier``: the
+    split of each item of the export already in ``root``; one that differs is refused unless
+    ``force`` (before any frame is written)."""
     disputed: list[str] = []
     if project is not None:
         labels, disputed = _annotation_labels(labels, project, stage, include_disputed)
@@ -434,6 +515,18 @@ def _write_export(
             notes.append(f"no labelled item is of a clip of {where} ({len(bench_clips)} clip(s); "
                          "--exclude-clips-of): nothing left out")
     split_of = assign_splits(labelled, fracs, seed)
+    resplit = _split_changes(earlier or {}, split_of)
+    if resplit and not force:
+        assert earlier is not None
+        common = sum(1 for i in split_of if i in earlier)
+        trained = sum(1 for i in resplit if earlier[i] == "train")
+        raise ExportError(
+            f"--out {root}: holds an earlier export that put {len(resplit)} of the {common} items both hold "
+            f"into another split ({_moves(resplit, earlier, split_of)}), {trained} of them out of its train "
+            "split (another seed, --val or --test, other items, or an export by an older robojudge, which "
+            "split otherwise): a judge trained on it and evaluated on this export's val or test split would "
+            "be scored on items it was trained on. Export into another folder, or pass --force to replace "
+            f"it (its split files and {EXPORT_FILE} are then kept in {root / EARLIER_SPLIT_PREFIX}<time>/)")
     notes += _empty_split_notes(labelled, split_of, fracs)
     if disputed:
         from robojudge.annotate import DISAGREEMENT
@@ -498,7 +591,7 @@ def _write_export(
     if fmt == "llamafactory":
         (stage / "dataset_info.json").write_text(json.dumps(_dataset_info(files), indent=2) + "\n")
     summary = ExportSummary(root, {s: len(records[s]) for s in SPLITS}, skipped, files, counts, left_out,
-                            notes, _digest(stage), disputed, excluded)
+                            notes, _digest(stage), disputed, excluded, resplit)
     meta_out = {"format": fmt, "rubrics": [r.id for r in rubs], "frames": spec.as_dict(),
                 "max_images": config.max_images, "seed": seed, "fractions": fracs,
                 "records": summary.records, "source": str(named), "digest": summary.digest}

@@ -14,6 +14,7 @@ trained on (``train_items``, an earlier stage's included) and the frame sampling
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +22,12 @@ from typing import Any
 
 from robojudge._json import jsonl_records
 from robojudge.judges import FrameSpec
-from robojudge.train._export import EXPORT_FILE
+from robojudge.train._export import EARLIER_SPLIT_PREFIX, EXPORT_FILE
 from robojudge.train._request import ExportError
 from robojudge.train._splits import SPLITS
 from robojudge.train._trl import TRAIN_FILE, export_info, frame_options, trained_from, trained_items_of
+
+_log = logging.getLogger(__name__)
 
 
 def parse_split_of(text: str) -> tuple[Path, str]:
@@ -70,18 +73,40 @@ def trained_items(model: str) -> frozenset[str]:
     """The items the local checkpoint ``model`` was trained on, from its ``robojudge-train.json``
     (empty for a hub id, a folder without one, or a record that names none).
 
-    A record written before ``train_items`` was recorded is read through its export: that folder's
-    ``train.jsonl``, if the export there still has the digest the record names.
+    A record written before ``train_items`` was recorded is read through its export: the
+    ``train.jsonl`` of the export in that folder (or of an earlier one kept there in an
+    ``earlier-split-*`` folder) with the digest the record names. A record written before exports
+    had a digest (before 2026-12-06) cannot say which export it was trained on: every ``train.jsonl``
+    of that folder and its ``earlier-split-*`` folders is taken, with a warning saying so.
     """
     info = trained_from(model)
     items = trained_items_of(info)
     if items or not info.get("data"):
         return frozenset(items)
     data = Path(str(info["data"]))
-    if not info.get("data_digest") or export_info(data).get("digest") != info["data_digest"]:
-        return frozenset()
+    exports = [data, *sorted(p for p in data.glob(f"{EARLIER_SPLIT_PREFIX}*") if p.is_dir())]
+    digest = info.get("data_digest")
+    if digest:
+        same = [e for e in exports if export_info(e).get("digest") == digest]
+        return _train_split(same[0]) if same else frozenset()
+    found: set[str] = set()
+    read = []
+    for e in exports:
+        if items_there := _train_split(e):
+            found |= items_there
+            read.append(str(e / "train.jsonl"))
+    if found:
+        _log.warning("%s: its %s was written before exports were fingerprinted and names the export %s "
+                     "without saying which export that folder held then; taken as trained on the %d item(s) "
+                     "of %s, which an export into that folder since may have changed", model, TRAIN_FILE,
+                     data, len(found), ", ".join(read))
+    return frozenset(found)
+
+
+def _train_split(export: Path) -> frozenset[str]:
+    """The items of ``export``'s train split (empty when it has none or cannot be read)."""
     try:
-        return split_items(data, "train")
+        return split_items(export, "train")
     except ExportError:
         return frozenset()
 
