@@ -291,3 +291,28 @@ def test_put_rows_conflict_writes_nothing(store_url: str) -> None:
         nan_row = ResultRow("c", "m", "h", "1", "ok", math.nan)
         put_rows(store, [nan_row])
         assert put_rows(store, [nan_row]).unchanged == [nan_row]  # NaN equals NaN here
+
+
+def test_an_export_s_rows_of_another_metric_version_are_refused_with_their_count(tmp_path: Path) -> None:
+    # An upgrade audit: `results import --allow-computed` of an export made before a version bump stored
+    # the values iq1_ssim version 3 computed as the installed version's, without a word.
+    from robojudge.metrics import get_metric
+
+    installed = get_metric("iq1_ssim").version
+    old = str(int(installed) - 1)
+    rows = [ResultRow(f"i{n}", "iq1_ssim", "c1", old, "ok", 0.5) for n in range(7)]
+    rows.append(ResultRow("now", "iq1_ssim", "c1", installed, "ok", 0.25))
+    with ResultStore(tmp_path / "a.sqlite") as store:
+        store.add(rows)
+        export_results(store, tmp_path / "old_export.csv")
+    src = tmp_path / "old_export.csv"
+    with ResultStore(tmp_path / "b.sqlite") as store:
+        with pytest.raises(ResultImportError) as exc:
+            import_results(store, src, allow_computed=True)
+        (msg,) = _problems(exc)
+        assert f"7 record(s) of the export were computed by its version {old}" in msg
+        assert f"this robojudge's iq1_ssim is version {installed}" in msg and "field version" in msg
+        assert store.count() == 0
+        report = import_results(store, src, allow_computed=True, skip_invalid=True)
+        assert report.imported == 1 and len(report.skipped) == 1
+        assert _values(store) == {("now", "iq1_ssim"): 0.25}

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from robojudge.metrics import MetricSpec, Provider, UnknownMetricError, get_metric
 from robojudge.run._import_read import Record, UnreadableFileError, cell_value, read_records
@@ -293,6 +293,15 @@ def _suite_ids(
     return (f"the suite {names[0]}" if len(names) == 1 else f"the suites {', '.join(names)}"), ids
 
 
+def _version_cell(raw: Any) -> str | None:
+    """An export's ``version`` cell as text (None when empty)."""
+    if raw is None or raw == "":
+        return None
+    if isinstance(raw, float) and raw.is_integer():  # (a Parquet or JSON reader may give 2.0)
+        raw = int(raw)
+    return str(raw)
+
+
 class _Checker:
     """Checks columns and records, collecting problems; metric-wide ones are reported once."""
 
@@ -305,6 +314,8 @@ class _Checker:
         self.duplicates: set[tuple[str, str]] = set()
         self._specs: dict[str, MetricSpec[Any] | str] = {}  # metric id -> spec, or why it is refused
         self._metric_lines: dict[str, list[Record]] = defaultdict(list)
+        # (metric, version) -> the export's records of a version other than the installed one
+        self._version_lines: dict[tuple[str, str], list[Record]] = defaultdict(list)
         self._seen: dict[tuple[str, str], Record] = {}
         self.export = False  # the file is a `results export`: extra fields come from its details
 
@@ -373,6 +384,9 @@ class _Checker:
             self._add(rec, item_id, None, f"duplicate: a second value for metric {mid!r} (the first is at "
                       f"{first.location}); neither is imported")
             return None
+        if self.export and (made := _version_cell(cells.get("version"))) not in (None, spec.version):
+            self._version_lines[(mid, str(made))].append(rec)  # said once per metric and version
+            return None
         if self.export:
             extras = self._export_extras(rec, item_id, cells.get("details"))
             if extras is None:
@@ -440,4 +454,15 @@ class _Checker:
             item = recs[0].cells.get("item_id")
             self._add(recs[0], item if isinstance(item, str) else None, "metric",
                       f"{self._specs[mid]} ({len(recs)} record(s): {shown}{more})")
+        for (mid, made), recs in self._version_lines.items():
+            shown = ", ".join(r.location for r in recs[:_MAX_LINES_SHOWN])
+            more = f" and {len(recs) - _MAX_LINES_SHOWN} more" if len(recs) > _MAX_LINES_SHOWN else ""
+            item = recs[0].cells.get("item_id")
+            installed = cast("MetricSpec[Any]", self._specs[mid]).version
+            self._add(recs[0], item if isinstance(item, str) else None, "version",
+                      f"metric {mid!r}: {len(recs)} record(s) of the export were computed by its version "
+                      f"{made} ({shown}{more}), and this robojudge's {mid} is version {installed}: imported, "
+                      f"their values would be stored and reported as version {installed}'s. Export the rows "
+                      "of the installed versions only (`robojudge results export --installed-versions`), or "
+                      "pass --skip-invalid to leave these out")
         return sorted(self.problems, key=lambda p: (p.line or 0, p.row or 0))
