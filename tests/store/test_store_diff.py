@@ -119,3 +119,44 @@ def test_versions_stored_with_a_leading_v_are_found_as_given() -> None:
     plain = [_row("i1", 1.0, version="3"), _row("i1", 2.0, version="4")]
     got = diff_results(plain, plain, versions=("v3", "v4"))
     assert got.versions == ("3", "4") and got.series[0].mean_delta == 1.0
+
+
+def _configured(item: str, value: float, version: str, config_hash: str, config: dict) -> ResultRow:
+    return ResultRow(item_id=item, metric="iq1_psnr", config_hash=config_hash, version=version, status="ok",
+                     value=value, config=config)
+
+
+def test_versions_pair_a_configuration_with_the_one_a_bump_added_a_setting_to(tmp_path: Path) -> None:
+    # An upgrade audit: iq1_psnr version 4 added min_reference_coverage, so its default configuration has
+    # another hash than version 1's, and `results diff --versions v1,v4` paired nothing ("only in A",
+    # "only in B") without saying why.
+    old = {"fps": None, "max_db": 100.0}
+    new = {**old, "min_reference_coverage": 0.9}
+    rows = [*(_configured(f"i{k}", float(k), "1", "h_v1", old) for k in range(1, 4)),
+            *(_configured(f"i{k}", float(k) + 0.5, "4", "h_v4", new) for k in range(1, 4))]
+    d = diff_results(rows, rows, versions=("v1", "v4"))
+    (s,) = d.series
+    assert (s.config_hash, s.config_hash_b, s.version_a, s.version_b) == ("h_v1", "h_v4", "1", "4")
+    assert (s.n_shared, s.mean_delta, s.only_a, s.only_b) == (3, 0.5, 0, 0)
+    assert s.settings_added == ("B:min_reference_coverage=0.9",)
+    assert d.flags(s) == ["B's config h_v4, the same but for B:min_reference_coverage=0.9"]
+    url = _store(tmp_path / "s.sqlite", rows)
+    res = CliRunner().invoke(app, ["results", "diff", url, "--versions", "v1,v4"], env={"COLUMNS": "250"})
+    assert res.exit_code == 0, res.output
+    assert "h_v1 -> h_v4" in res.output and "B:min_reference_coverage=0.9" in res.output
+
+
+def test_versions_name_the_settings_that_keep_two_configurations_apart(tmp_path: Path) -> None:
+    # A setting both versions have, at another value: no pairing, but the diff says which setting differs.
+    rows = [_configured("i1", 1.0, "1", "h_v1", {"fps": None, "max_db": 100.0}),
+            _configured("i1", 1.0, "4", "h_v4", {"fps": None, "max_db": 60.0, "min_reference_coverage": 0.9})]
+    d = diff_results(rows, rows, versions=("1", "4"))
+    assert [(s.config_hash, s.version_a, s.version_b) for s in d.series] == [("h_v1", "1", None),
+                                                                             ("h_v4", None, "4")]
+    assert d.unpaired_configs == {
+        "iq1_psnr": ["A h_v1 / B h_v4: max_db (100.0 / 60.0), min_reference_coverage ((unset) / 0.9)"]}
+    url = _store(tmp_path / "s.sqlite", rows)
+    res = CliRunner().invoke(app, ["results", "diff", url, "--versions", "v1,v4"], env={"COLUMNS": "250"})
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0 and "iq1_psnr: no configuration is stored at both versions 1 and 4" in said
+    assert "max_db (100.0 / 60.0)" in said

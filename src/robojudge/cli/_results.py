@@ -167,7 +167,8 @@ def diff_cmd(
     for s in diff.series:
         version = (s.version_a or s.version_b or "") if s.version_a == s.version_b or None in (
             s.version_a, s.version_b) else f"{s.version_a} -> {s.version_b}"
-        table.add_row(escape(s.metric), s.config_hash[:8], version, str(s.n_shared), _num(s.mean_a),
+        config = s.config_hash[:8] + (f" -> {s.config_hash_b[:8]}" if s.config_hash_b is not None else "")
+        table.add_row(escape(s.metric), config, version, str(s.n_shared), _num(s.mean_a),
                       _num(s.mean_b), _num(s.mean_delta), _num(s.max_abs_delta), str(s.n_changed),
                       str(s.only_a), str(s.only_b), escape("; ".join(diff.flags(s))))
     print_table(table)
@@ -177,6 +178,11 @@ def diff_cmd(
     for m, (ca, cb) in diff.config_changes.items():
         console.print(f"{m}: configurations differ: A has {', '.join(c[:8] for c in ca)}, B has "
                       f"{', '.join(c[:8] for c in cb)}", highlight=False, markup=False)
+    ver_a, ver_b = diff.versions or ("?", "?")
+    for m, differ in diff.unpaired_configs.items():
+        console.print(f"{m}: no configuration is stored at both versions {ver_a} and {ver_b}, and their "
+                      f"configurations differ in more than a setting one of them lacks, so none is paired: "
+                      f"{'; '.join(differ)}", highlight=False, markup=False)
     for side, ids in (("A", diff.items_only_a), ("B", diff.items_only_b)):
         if ids:
             console.print(f"items only in {side}: {len(ids)} ({first_names(ids)})", highlight=False,

@@ -7,13 +7,21 @@ configuration are two series and the join of two sides is on the full key, never
 its own, and doubled the rows). :func:`diff_results` pairs, per series, the items with a value on
 both sides; with ``versions`` it pairs version ``a`` of each configuration on side A with version
 ``b`` of the same configuration on side B (one store on both sides compares two versions in it).
+
+A version bump that adds a setting (``iq1_psnr`` 4 added ``min_reference_coverage``) gives the new
+version's rows another config hash than the old version's, so no configuration has both versions.
+With ``versions``, a configuration found at one version only is then paired with the one
+configuration of the other version that holds the same settings, apart from settings only one of the
+two has; the series says so, naming those settings. Where there is no such configuration, or several,
+nothing is paired and the diff names the settings that differ.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from robojudge.store._row import ResultRow, parse_libraries
@@ -38,6 +46,9 @@ class SeriesDiff:
         only_a, only_b: Items with a value on one side and none on the other (no row, a failure, NaN).
         libraries_differ: Shared items whose recorded library versions (``details["libraries"]``) differ
             between the sides, where both record them.
+        config_hash_b: With ``versions``, B's configuration where it is another than A's (``config_hash``):
+            the two configurations hold the same settings apart from ``settings_added``.
+        settings_added: Those settings, as ``side:key=value`` (``B:min_reference_coverage=0.9``).
     """
 
     metric: str
@@ -53,6 +64,8 @@ class SeriesDiff:
     only_a: int
     only_b: int
     libraries_differ: int = 0
+    config_hash_b: str | None = None
+    settings_added: tuple[str, ...] = ()
 
 
 @dataclass
@@ -66,6 +79,9 @@ class ResultsDiff:
             stores only), ``(versions on A, versions on B)``.
         config_changes: Per metric whose set of config hashes differs, ``(hashes on A, hashes on B)``.
         versions: The two versions compared, when named.
+        unpaired_configs: With ``versions``, per metric with configurations at one of the versions only
+            that could not be paired (none or several match), how their settings differ
+            (``A 2b8262e6 / B c4d4a37e: min_reference_coverage (unset / 0.9)``).
     """
 
     series: list[SeriesDiff] = field(default_factory=list)
@@ -74,6 +90,7 @@ class ResultsDiff:
     version_changes: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     config_changes: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
     versions: tuple[str, str] | None = None
+    unpaired_configs: dict[str, list[str]] = field(default_factory=dict)
 
     def flags(self, s: SeriesDiff) -> list[str]:
         """What sets a series apart besides its values: its metric's versions or configurations differ
@@ -88,6 +105,8 @@ class ResultsDiff:
             out.append("configs differ")
         if s.libraries_differ:
             out.append(f"libraries differ on {s.libraries_differ} item(s)")
+        if s.config_hash_b is not None:
+            out.append(f"B's config {s.config_hash_b[:8]}, the same but for {', '.join(s.settings_added)}")
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +121,7 @@ class ResultsDiff:
             "items_only_a": self.items_only_a, "items_only_b": self.items_only_b,
             "version_changes": {m: {"a": a, "b": b} for m, (a, b) in self.version_changes.items()},
             "config_changes": {m: {"a": a, "b": b} for m, (a, b) in self.config_changes.items()},
+            "unpaired_configs": self.unpaired_configs,
         }
 
 
@@ -167,8 +187,21 @@ def diff_results(rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], *,
     if versions is not None:
         va, vb = _as_stored(a_rows, versions[0]), _as_stored(b_rows, versions[1])
         out.versions = (va, vb)
+        lone_a = [k for k in sorted(sa) if va in sa[k] and vb not in sb.get(k, {})]
+        lone_b = [k for k in sorted(sb) if vb in sb[k] and va not in sa.get(k, {})]
+        paired = _pair_configs(lone_a, lone_b, sa, sb, va, vb, out.unpaired_configs)
+        taken = set(paired.values())
         for key in sorted(set(sa) | set(sb)):
             a, b = sa.get(key, {}).get(va), sb.get(key, {}).get(vb)
+            if key in taken:
+                b = None  # compared with its A configuration
+            if key in paired:
+                other = paired[key]
+                b = sb[other][vb]
+                added = _settings_apart(_config_of(a), _config_of(b))
+                out.series.append(replace(_compare(*key, va, vb, a or {}, b), config_hash_b=other[1],
+                                          settings_added=tuple(added or ())))
+                continue
             if a is None and b is None:
                 continue
             out.series.append(_compare(*key, va if a is not None else None, vb if b is not None else None,
@@ -193,6 +226,71 @@ def diff_results(rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], *,
         items_a, items_b = {r.item_id for r in a_rows}, {r.item_id for r in b_rows}
     out.items_only_a = sorted(items_a - items_b)
     out.items_only_b = sorted(items_b - items_a)
+    return out
+
+
+def _config_of(rows: dict[str, ResultRow] | None) -> dict[str, Any] | None:
+    """The configuration a series' rows were computed with (None when they carry none)."""
+    for r in (rows or {}).values():
+        return dict(r.config) if isinstance(r.config, dict) else None
+    return None
+
+
+def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in config.items():
+        if isinstance(v, dict):
+            out |= _flat(v, f"{prefix}{k}.")
+        else:
+            out[f"{prefix}{k}"] = json.dumps(v, sort_keys=True, default=str)
+    return out
+
+
+def _settings_apart(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str] | None:
+    """The settings only one of two configurations has, as ``A:key=value`` or ``B:key=value``; None when
+    a setting both have differs, or either configuration is unknown."""
+    if a is None or b is None:
+        return None
+    fa, fb = _flat(a), _flat(b)
+    if any(fa[k] != fb[k] for k in fa.keys() & fb.keys()):
+        return None
+    return [f"{side}:{k}={f[k]}" for side, f, other in (("A", fa, fb), ("B", fb, fa)) for k in sorted(f)
+            if k not in other]
+
+
+def _differences(a: dict[str, Any] | None, b: dict[str, Any] | None) -> str:
+    """The settings in which two configurations differ, as ``key (A's / B's)``."""
+    if a is None or b is None:
+        return "a configuration not stored with its rows"
+    fa, fb = _flat(a), _flat(b)
+    keys = sorted(k for k in fa.keys() | fb.keys() if fa.get(k) != fb.get(k))
+    return ", ".join(f"{k} ({fa.get(k, '(unset)')} / {fb.get(k, '(unset)')})" for k in keys) or "nothing"
+
+
+def _pair_configs(lone_a: list[tuple[str, str]], lone_b: list[tuple[str, str]],
+                  sa: dict[tuple[str, str], dict[str, dict[str, ResultRow]]],
+                  sb: dict[tuple[str, str], dict[str, dict[str, ResultRow]]], va: str, vb: str,
+                  unpaired: dict[str, list[str]]) -> dict[tuple[str, str], tuple[str, str]]:
+    """A's configurations at ``va`` that B lacks at ``vb``, each paired with the one configuration of its
+    metric that B has at ``vb`` only and that holds the same settings apart from those one side lacks
+    (a setting a version bump added); where none or several match, ``unpaired`` says how they differ."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for metric in sorted({k[0] for k in lone_a} & {k[0] for k in lone_b}):
+        mine = [k for k in lone_a if k[0] == metric]
+        theirs = [k for k in lone_b if k[0] == metric]
+        match = {k: [o for o in theirs if _settings_apart(_config_of(sa[k][va]), _config_of(sb[o][vb]))
+                     is not None] for k in mine}
+        chosen = [o for found in match.values() for o in found]
+        for k, found in match.items():
+            if len(found) == 1 and chosen.count(found[0]) == 1:
+                out[k] = found[0]
+        left_a = [k for k in mine if k not in out]
+        left_b = [o for o in theirs if o not in out.values()]
+        for k in left_a:
+            for o in left_b:
+                unpaired.setdefault(metric, []).append(
+                    f"A {k[1][:8]} / B {o[1][:8]}: "
+                    f"{_differences(_config_of(sa[k][va]), _config_of(sb[o][vb]))}")
     return out
 
 
