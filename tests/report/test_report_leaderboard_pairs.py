@@ -250,3 +250,25 @@ def test_a_metric_board_says_what_its_overall_and_pairs_are(tmp_path):
     board = generator_board(items, label_scores(items), bootstrap=50)
     text = leaderboard_markdown(board)
     assert "Overall = (PA + IA) / 2 per generator (RoboJudge Table 8)" in text and "scores higher" in text
+
+def test_a_metric_stored_at_an_older_version_only_is_ranked_with_its_version_named(tmp_path):
+    # An upgrade audit: a store upgraded but not rescored holds iq1_psnr version 1 only; the terminal
+    # leaderboard ranked by it without naming the version (the report's summary did).
+    from robojudge.metrics import get_metric
+
+    installed = get_metric("iq1_psnr").version
+    items = [Item(item_id=f"c{c}-{g}", video="v.mp4", clip_id=f"c{c}", source="s", generator=g)
+             for c in range(4) for g in ("alpha", "beta")]
+    rows = [ResultRow(item_id=it.item_id, metric="iq1_psnr", config_hash="h", version="1", status="ok",
+                      value=20.0 + k) for k, it in enumerate(items)]
+    manifest, db = stored_suite(tmp_path, items, rows)
+    args = ["generators", str(manifest), "--db", db, "--bootstrap", "50", "--scores", "metric:iq1_psnr"]
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    said = " ".join(res.output.split())
+    assert res.exit_code == 0, res.output
+    assert ("iq1_psnr read at version 1, the only one stored; this robojudge computes version "
+            f"{installed}") in said
+    data = json.loads(CliRunner().invoke(app, [*args, "--json"]).output)
+    assert data["version_note"].startswith("iq1_psnr read at version 1")
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "lb")])
+    assert "read at version 1" in (tmp_path / "lb" / "leaderboard.md").read_text()

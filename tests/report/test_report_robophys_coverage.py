@@ -214,3 +214,28 @@ def test_the_scores_table_says_its_bold_is_no_test() -> None:
     (table,) = robophys_section(ReportInput(rows, bare, higher_is_better)).tables
     assert "--bootstrap 1000 --diff A,B" in table.note and "--cluster" not in table.note
     assert "items (no clip_id: each item is its own cluster) resampled" in table.note
+
+
+def test_a_metric_stored_at_an_older_version_only_is_named_with_its_version() -> None:
+    # An upgrade audit: a store upgraded but not rescored holds iq1_psnr version 1 only, this robojudge
+    # computes version 2; the section and robophys.md/.csv/.tex read those rows without naming the version.
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in ("a", "b", "c") for k in range(2)]
+    rows = [ResultRow(it.item_id, "iq1_psnr", "old", "1", "ok", 20.0 + n) for n, it in enumerate(items)]
+
+    def key(metric: str, values: object) -> tuple[str, str]:
+        if metric != "iq1_psnr":
+            raise KeyError(metric)
+        return "new", "2"
+
+    sec = robophys_section(ReportInput(rows, items, higher_is_better, config_key=key))
+    said = "iq1_psnr v1 (this robojudge computes v2)"
+    (table,) = sec.tables
+    assert said in sec.intro and said in table.note and "`robojudge score` adds" in table.note
+    assert table.title.endswith("(read at older versions than this robojudge computes: iq1_psnr v1)")
+    assert r"iq1\_psnr v1)}" in table.to_latex()  # in the caption
+    # At the installed version, nothing is said.
+    current = [ResultRow(r.item_id, r.metric, "new", "2", "ok", r.value) for r in rows]
+    sec = robophys_section(ReportInput(current, items, higher_is_better, config_key=key))
+    assert "older version" not in sec.intro and "older version" not in sec.tables[0].note
+    assert sec.tables[0].title == "RoboPhys-3D scores per generator"

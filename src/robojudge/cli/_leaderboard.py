@@ -241,7 +241,8 @@ def generators(
     if scores == "calibrated":
         size_note = (mixed_size_note(mixed_sizes(rows, group_of))
                      + mixed_library_note(mixed_libraries(rows, group_of)))
-    note = calibration_note(cal)
+    version_note = _metric_version_note(scores, rows, items)
+    note = calibration_note(cal) + version_note
     if as_json:
         fitted = {} if cal is None else {"calibrated": {
             "metrics": list(cal.metrics), "left_out": list(cal.left_out), "alpha": cal.alpha, "folds": folds,
@@ -249,7 +250,8 @@ def generators(
         paired = {"paired": [d.to_dict() for d in diffs]} if diffs else {}
         typer.echo(json.dumps({"suite": str(suite), "scores": scores, **board.to_dict(), **fitted, **paired,
                                "notes": pair_notes(board),
-                               **({"warning": size_note.strip()} if size_note else {})}, indent=2))
+                               **({"warning": size_note.strip()} if size_note else {}),
+                               **({"version_note": version_note} if version_note else {})}, indent=2))
     else:
         matched_says = ", matched clips" if matched else ""
         _print_board(board, f"generators by {_title(sort_by)} (scores: {scores}{matched_says}, "
@@ -266,6 +268,25 @@ def generators(
         paths = write_leaderboard(board, out, title=f"Generator leaderboard ({scores})", note=note)
         (err_console if as_json else console).print(f"wrote {', '.join(str(p) for p in paths)}",
                                                     highlight=False)
+
+
+def _metric_version_note(scores: str, rows: list[ResultRow], items: list[Item]) -> str:
+    """With ``--scores metric:ID``: the version the metric's rows were read at, where it is not the one
+    installed (the only version stored; two are refused by name); empty otherwise."""
+    metric = scores.removeprefix("metric:") if scores.startswith("metric:") else None
+    if metric is None:
+        return ""
+    ids = {it.item_id for it in items}
+    stored = {r.version for r in rows if r.metric == metric and r.item_id in ids}
+    try:
+        _, installed = registry_config_key(metric, None)
+    except (KeyError, ValueError):  # a metric this robojudge does not know: nothing to compare with
+        return ""
+    if len(stored) != 1 or installed in stored:
+        return ""
+    (was,) = stored
+    return (f"{metric} read at version {was}, the only one stored; this robojudge computes version "
+            f"{installed}: `robojudge score` adds its rows (a version bump changes values on some inputs).")
 
 
 def _print_judges(table_rows: list[JudgeRow], targets: tuple[str, ...], heading: str,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,6 +86,38 @@ def _current_versions(inp: ReportInput) -> dict[str, Feature]:
         if len(chosen) == 1 and all(f.series.key.version != version for f in feats if f is not chosen[0]):
             out[m] = chosen[0]
     return out
+
+
+def _older_only(inp: ReportInput) -> dict[str, tuple[str, str]]:
+    """Metrics stored under one series whose version is not the installed one: ``metric -> (stored
+    version, installed version)``. They are read at that version (no row of the installed version is
+    stored), which the section and its table say: bumps change values on some inputs."""
+    if inp.config_key is None:
+        return {}
+    seen: dict[str, list[Feature]] = defaultdict(list)
+    for f in inp.taxonomy_columns:
+        seen[f.metric].append(f)
+    out = {}
+    for m, feats in seen.items():
+        if len(feats) != 1:
+            continue
+        try:
+            _, installed = inp.config_key(m, None)
+        except (KeyError, ValueError):  # a metric this robojudge does not know
+            continue
+        if feats[0].series.key.version != installed:
+            out[m] = (feats[0].series.key.version, installed)
+    return out
+
+
+def older_version_note(older: Mapping[str, tuple[str, str]]) -> str:
+    """What to say of metrics read at an older version than the installed one (empty when none is)."""
+    if not older:
+        return ""
+    return (" Read at an older version than this robojudge computes, no row of the installed version "
+            "being stored: " + ", ".join(f"{m} v{was} (this robojudge computes v{now})"
+                                         for m, (was, now) in sorted(older.items()))
+            + "; `robojudge score` adds the installed version's rows, which are read from then on.")
 
 
 def _several_configs(inp: ReportInput) -> list[str]:
@@ -433,9 +466,15 @@ def robophys_section(inp: ReportInput) -> Section:
                  + _from_judges(inp, norm) + _left_out(inp) + _not_normalized(left)
                  + _fallback_note(_table_bounded(inp)) + _outside_note(inp, norm)
                  + mixed_size_note(inp.mixed_sizes, norm) + mixed_library_note(inp.mixed_libraries, norm))
+    older = {m: v for m, v in _older_only(inp).items() if m in norm}
+    sec.intro += older_version_note(older)
     cols = ["generator", f"AFS (/{len(levels)})", *(f"level {lv}" for lv in levels),
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
-    table = Table("robophys", "RoboPhys-3D scores per generator", cols)
+    title = "RoboPhys-3D scores per generator"
+    if older:  # (the caption travels with robophys.tex into a paper; the note under it may not)
+        title += (" (read at older versions than this robojudge computes: "
+                  + ", ".join(f"{m} v{was}" for m, (was, _) in sorted(older.items())) + ")")
+    table = Table("robophys", title, cols)
     ci = _score_intervals(inp, norm, gens, levels, have)
     nan = np.full(len(gens), math.nan)
     (afs_lo, afs_hi), (rps_lo, rps_hi) = (ci.afs, ci.rps) if isinstance(ci, _Intervals) else ((nan, nan),) * 2
@@ -490,6 +529,7 @@ def robophys_section(inp: ReportInput) -> Section:
     table.note += not_a_test_note(any(it.clip_id for it in inp.items))
     # (bold marks a mosaic's seams as much as a view when a ranked generator's clips look tiled)
     table.note += tiling_note(inp.all_item_rows, inp.group_of, gens)
+    table.note += older_version_note(older)
     sec.tables.append(table)
     if coverage is not None:
         sec.tables.append(coverage)
