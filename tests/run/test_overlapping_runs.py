@@ -412,3 +412,14 @@ def test_a_killed_pool_runs_notes_are_no_crash(store_url: str) -> None:
         s = score_items(_items(["a", "b"]), build_requests(["test_slow"]), store, executor=SerialExecutor())
         assert (s.ok, s.isolated) == (2, [])
         assert store.in_flight() == {}
+
+
+def test_status_lists_an_item_a_live_run_computes_beside_a_killed_pools_note(store_url: str) -> None:
+    """A killed pool's note is left out of `results status`, not the note of a run computing the item now
+    (review rev19 F2: the item was dropped from the list)."""
+    from robojudge.run import results_status
+
+    note_from_ended_process(store_url, {"a": ["test_slow"]}, queued=True)
+    with noting_process(store_url, {"a": ["test_slow"]}), ResultStore(store_url) as store:
+        status = results_status(store, None)
+        assert (status.in_flight, status.in_flight_ended) == ({"a": ["test_slow"]}, {})

@@ -240,3 +240,26 @@ def test_a_metric_set_to_the_fast_profile_alone_gets_its_own_task():
     fast = build_requests(["cc_photometric", "mq_flow_score"], {"mq_flow_score": {"profile": "fast"}})
     assert len(sampling_groups([r.config for r in native])) == 1
     assert len(sampling_groups([r.config for r in fast])) == 2
+
+
+def test_a_split_item_stays_noted_until_its_last_part_is_back(suite, tmp_path):
+    """A killed pool run had handed the long clip out (its note left behind): this run splits the clip,
+    and its own note of it stays until every part is back; before (review rev19 F1), the first part back
+    cleared the clip's notes, the others still with the workers."""
+    from _in_flight import note_from_ended_process
+
+    cfg = {m: {"seconds_per_frame": 0.02} for m in RATES}
+    db = tmp_path / "notes.sqlite"
+    note_from_ended_process(f"sqlite:///{db}", {"long": list(RATES)}, queued=True)
+    seen: list[tuple[str, bool]] = []
+    with ResultStore(f"sqlite:///{db}") as store:
+        def look(row, summary):
+            if row.item_id == "long":
+                with ResultStore(f"sqlite:///{db}") as other:
+                    seen.append((row.metric, "long" in other.in_flight()))
+
+        s = score_items(suite[:1], build_requests(RATES, cfg), store, executor=LocalProcessExecutor(2),
+                        split_above=0.02, progress=look)
+        assert (s.ok, s.isolated) == (6, []) and store.in_flight() == {}
+    assert len(seen) == 6
+    assert all(noted for _, noted in seen[:4]), seen  # 3 parts of 2 metrics: 4 rows come before the last part

@@ -1141,14 +1141,13 @@ def score_blocks(
             for row in changed:  # computed, not stored: the progress still counts them
                 if progress is not None:
                     progress(row, summary)
-            out = handed.get(task.item.item_id)
+            out, last = handed.get(task.item.item_id), True
             if out is not None:  # (a task Ray split comes back as its parts, a metric each)
                 out.subtract(r.id for r in task.requests)
-                if +out:
-                    out = None  # other tasks of the item are still with the workers
-                else:
+                last = not +out  # else other tasks of the item are still with the workers
+                if last:
                     del handed[task.item.item_id]
-            if in_process or task.item.item_id in ended or out is not None:
+            if last and (in_process or task.item.item_id in ended or out is not None):
                 store.clear_in_flight([task.item.item_id])
                 noted.pop(task.item.item_id, None)
             for row in rows:

@@ -411,8 +411,7 @@ def results_status(store: ResultStore, items: Sequence[Item] | None) -> StoreSta
     # A pool's notes of the tasks it had handed out when it ended are left out: no crash suspects, and
     # the next run clears them.
     out.in_flight_ended = dict(sorted(store.in_flight(ended=True, queued=False).items()))
-    lapsed = set(store.in_flight(ended=True)) - set(out.in_flight_ended)
-    out.in_flight = {k: v for k, v in sorted(store.in_flight().items()) if k not in lapsed}
+    out.in_flight = dict(sorted(store.in_flight(lapsed=False).items()))
     return out
 
 

@@ -789,7 +789,9 @@ class ResultStore:
             for start in range(0, len(keys), _IN_CHUNK):
                 conn.execute(delete(meta_table).where(meta_table.c.key.in_(keys[start:start + _IN_CHUNK])))
 
-    def in_flight(self, *, ended: bool = False, queued: bool = True) -> dict[str, list[str]]:
+    def in_flight(
+        self, *, ended: bool = False, queued: bool = True, lapsed: bool = True
+    ) -> dict[str, list[str]]:
         """The items noted by :meth:`note_in_flight` and not cleared since, each with the metrics
         that were to be computed (those of every note of the item, when several processes noted it).
 
@@ -804,6 +806,9 @@ class ResultStore:
             queued: Also the notes of items given to worker processes (``note_in_flight`` with
                 ``queued``). False leaves them out: with ``ended``, what is left are the items a run's
                 own process was computing when it ended, those the next run computes alone.
+            lapsed: Also the notes of items given to worker processes by a run that has ended. False
+                leaves them out (no crash suspects, and the next run clears them), keeping every other
+                note of the item (a run computing it now).
         """
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
         with self._guard("read"), self._read() as conn:
@@ -813,6 +818,8 @@ class ResultStore:
         for value in sorted(raw):
             note = _in_flight_note(value)
             if note is None or (ended and not _ended(note, me)) or (not queued and note.get("queued")):
+                continue
+            if not lapsed and note.get("queued") and _ended(note, me):
                 continue
             metrics = out.setdefault(note["item_id"], [])
             metrics.extend(m for m in note["metrics"] if m not in metrics)
