@@ -188,9 +188,6 @@ def text(value: object) -> Cell:
     return Cell(text=str(value))
 
 
-#: Past this many rows a table's LaTeX form is a ``longtable`` (pages apart), not a float (one page).
-LONG_TABLE_ROWS = 40
-
 NAME_COLUMNS = frozenset({"generator", "judge", "metric", "method", "item", "configuration"})
 """Column names that say what a table row is about: its row headers in HTML (:meth:`Table.row_headers`)."""
 
@@ -305,42 +302,25 @@ class Table:
         A row whose first cell starts with ``[`` or ``*`` starts with ``{}``: the ``\\\\`` ending the row
         before (or ``\\toprule``, ``\\midrule``) would read ``[ours] wan`` as its optional length
         (pdflatex stopped: "Missing number") and ``*baseline`` as its star (the star was lost).
-
-        Past :data:`LONG_TABLE_ROWS` rows the table is a ``longtable`` (the ``longtable`` package), which
-        breaks across pages with its header repeated: a float of 200 generators overflowed the page and
-        pdflatex dropped the rows past it.
         """
         spec = "l" + "r" * (len(self.columns) - 1)
-        header = _latex_row([latex_escape(c) for c in self.columns])
-        if len(self.rows) > LONG_TABLE_ROWS:
-            lines = [rf"\begin{{longtable}}{{{spec}}}", rf"\caption{{{latex_escape(self.title)}}}\\",
-                     r"\toprule", header, r"\midrule", r"\endfirsthead", r"\toprule", header, r"\midrule",
-                     r"\endhead", r"\bottomrule", r"\endlastfoot"]
-            lines += [_latex_row(self._latex_cells(r)) for r in self.rows]
-            lines.append(r"\end{longtable}")
-            lines += self._latex_keys()
-            return "\n".join(lines) + "\n"
         lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(self.title)}}}",
-                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule", header, r"\midrule"]
-        lines += [_latex_row(self._latex_cells(r)) for r in self.rows]
-        lines += [r"\bottomrule", r"\end{tabular}", *self._latex_keys(), r"\end{table}"]
-        return "\n".join(lines) + "\n"
-
-    def _latex_cells(self, r: Sequence[Cell]) -> list[str]:
-        cells = [latex_escape(c.formatted()) for c in r]
-        cells = [rf"\textbf{{{t}}}" if c.best else t for c, t in zip(r, cells, strict=True)]
-        return [t + r"\textsuperscript{\dag}" if c.small and c.is_number
-                else t + r"\textsuperscript{\ddag}" if c.shows_approximate else t
-                for c, t in zip(r, cells, strict=True)]
-
-    def _latex_keys(self) -> list[str]:
-        """The small-n and approximate keys under the LaTeX table, where needed."""
-        out = []
+                 rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+                 _latex_row([latex_escape(c) for c in self.columns]), r"\midrule"]
+        for r in self.rows:
+            cells = [latex_escape(c.formatted()) for c in r]
+            cells = [rf"\textbf{{{t}}}" if c.best else t for c, t in zip(r, cells, strict=True)]
+            cells = [t + r"\textsuperscript{\dag}" if c.small and c.is_number
+                     else t + r"\textsuperscript{\ddag}" if c.shows_approximate else t
+                     for c, t in zip(r, cells, strict=True)]
+            lines.append(_latex_row(cells))
+        lines += [r"\bottomrule", r"\end{tabular}"]
         if self.has_small:
-            out.append(r"\par\footnotesize\textsuperscript{\dag}" + latex_escape(self.small_key()[1:]))
+            lines.append(r"\par\footnotesize\textsuperscript{\dag}" + latex_escape(self.small_key()[1:]))
         if any(c.shows_approximate for r in self.rows for c in r):
-            out.append(r"\par\footnotesize\textsuperscript{\ddag}" + latex_escape(APPROX_NOTE[1:]))
-        return out
+            lines.append(r"\par\footnotesize\textsuperscript{\ddag}" + latex_escape(APPROX_NOTE[1:]))
+        lines.append(r"\end{table}")
+        return "\n".join(lines) + "\n"
 
     def row_headers(self) -> set[int]:
         """The columns whose cells head their rows: those naming what the row is about
