@@ -11,6 +11,7 @@ import os
 import re
 import socket
 import sqlite3
+import time
 import urllib.parse
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
@@ -37,7 +38,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 from sqlalchemy.sql import Select, text
 
@@ -64,6 +65,26 @@ _log = logging.getLogger(__name__)
 
 SQLITE_BUSY_TIMEOUT_S = 60.0
 """How long a SQLite writer waits for another process's transaction before giving up."""
+
+POSTGRES_OUTAGE_WAIT_S = 30.0
+"""How long a PostgreSQL store keeps retrying a transaction that the server's going away ended (a restart,
+a failover, a managed database's maintenance) before giving up (:func:`outage_reason`)."""
+_OUTAGE_DELAYS_S = (0.5, 1.0, 2.0, 4.0, 8.0)  # between tries; then the last, until the wait is over
+
+# SQLSTATEs of a server going away or not yet back: admin_shutdown (a fast or immediate shutdown ended
+# the session), crash_shutdown, cannot_connect_now (starting up, shutting down, in recovery) and the
+# connection exceptions (class 08). Not 08004 (the server rejected the connection: a setting, no outage).
+_OUTAGE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"})
+# libpq's words for the same where it gives no SQLSTATE (psycopg's errors of a connection attempt have none).
+_OUTAGE_TEXTS = ("the database system is shutting down", "the database system is starting up",
+                 "the database system is in recovery mode", "the database system is not yet accepting",
+                 "server closed the connection unexpectedly", "terminating connection due to administrator")
+# A refused or reset connection is an outage only on a server this store has reached before: on a first
+# connection it is a wrong host or port, better said at once than after half a minute of retries.
+_LOST_TEXTS = ("connection refused", "connection reset", "could not receive data", "could not send data",
+               "no connection to the server", "the connection is lost", "the connection is closed")
+
+_T = TypeVar("_T")
 
 _WRITE_OPTION = "robojudge_write"
 _IN_CHUNK = 500  # ids per "IN (...)" list, well under every backend's parameter limit
@@ -169,6 +190,82 @@ def _unencodable(exc: UnicodeError) -> str:
             "UTF-8 encoding (an undecodable byte of a file name?)")
 
 
+
+def outage_reason(exc: BaseException, *, reached: bool = True) -> str | None:
+    """Why ``exc`` is a PostgreSQL server going away or not back yet, in libpq's words; None for any other
+    error (a wrong password, a missing table, a full disk, a syntax error: retrying changes nothing).
+
+    Only an :class:`sqlalchemy.exc.OperationalError` can be one. Its driver error's SQLSTATE decides
+    where it has one (57P01-57P03, class 08); a failed connection attempt has none, and libpq's text
+    decides: "the database system is shutting down", "... starting up", "server closed the connection
+    unexpectedly". A refused or reset connection counts only with ``reached``: the server was reached
+    before, so the address is right and the server is away.
+    """
+    if not isinstance(exc, OperationalError):
+        return None
+    orig = exc.orig if exc.orig is not None else exc
+    words = " ".join(str(orig).split())
+    code = getattr(orig, "sqlstate", None)
+    if code is not None:
+        return words if code in _OUTAGE_SQLSTATES else None
+    lowered = words.lower()
+    if any(t in lowered for t in _OUTAGE_TEXTS):
+        return words
+    if reached and (exc.connection_invalidated or any(t in lowered for t in _LOST_TEXTS)):
+        return words
+    return None
+
+
+class _Outage:
+    """The tries of one transaction of a PostgreSQL store: whether, and after how long a pause, to try
+    again after an error (:meth:`retry`), and one warning once the server is back (:meth:`over`)."""
+
+    def __init__(self, store: ResultStore, action: str) -> None:
+        self.store = store
+        self.action = action
+        self.since: float | None = None
+        self.tries = 0
+        self.committing = False  # the transaction's body was done: its COMMIT was under way
+        self.reason = ""
+
+    def retry(self, exc: SQLAlchemyError, *, idempotent: bool) -> bool:
+        """Whether to try again after ``exc`` (having waited before returning True); False: raise it.
+
+        Never after an error in COMMIT of a transaction that is not ``idempotent``: the commit may have
+        gone through, and doing it again would do its work twice or report it wrongly.
+        """
+        store = self.store
+        if store._dialect != "postgresql" or (self.committing and not idempotent):
+            return False
+        reason = outage_reason(exc, reached=store._reached)
+        if reason is None:
+            return False
+        now = time.monotonic()
+        if self.since is None:
+            self.since = now
+            _log.info("%s: the PostgreSQL server is away (%s); trying again for up to %.0f s", store.url,
+                      store._reason(exc), POSTGRES_OUTAGE_WAIT_S)
+        self.reason = store._reason(exc)
+        waited = now - self.since
+        if waited >= POSTGRES_OUTAGE_WAIT_S:
+            raise StoreError(f"cannot {self.action} {store.url}: {self.reason}; the server was not back "
+                             f"after {waited:.0f} s of retries") from exc
+        delay = _OUTAGE_DELAYS_S[min(self.tries, len(_OUTAGE_DELAYS_S) - 1)]
+        time.sleep(min(delay, POSTGRES_OUTAGE_WAIT_S - waited))
+        self.tries += 1
+        self.committing = False
+        return True
+
+    def over(self) -> None:
+        """A try went through: warn, once, if the server had been away."""
+        self.store._reached = True
+        if self.since is not None:
+            _log.warning("%s: the PostgreSQL server was away for %.1f s (%s); reached again after %d %s",
+                         self.store.url, time.monotonic() - self.since, self.reason, self.tries,
+                         "retry" if self.tries == 1 else "retries")
+            self.since = None
+
+
 class ResultStore:
     """Results of metric runs in SQLite (default) or PostgreSQL.
 
@@ -222,20 +319,25 @@ class ResultStore:
         # The highest row format that wrote to the store (robojudge.store._schema.ROW_FORMAT).
         self.row_format = ROW_FORMAT
         self._dialect = parsed.get_backend_name()
+        self._reached = False  # a transaction went through: a refused connection now means an outage
         self._engine = self._create_engine(parsed)
+
+        def check(conn: Connection) -> None:
+            try:
+                check_schema(conn)
+            except StoreError as exc:  # which database: several may be in play
+                raise type(exc)(f"{self.url}: {exc}") from None
+            self.row_format = stored_row_format(conn)
+
+        def create(conn: Connection) -> None:  # (run again after an unsure commit, it finds the schema made)
+            self.opened_at_version = ensure_schema(conn, upgrade=upgrade, where=self.url)
+            self.row_format = stored_row_format(conn)
+
         try:
-            with self._guard("open"):
-                if read_only:
-                    with self._read() as conn:
-                        try:
-                            check_schema(conn)
-                        except StoreError as exc:  # which database: several may be in play
-                            raise type(exc)(f"{self.url}: {exc}") from None
-                        self.row_format = stored_row_format(conn)
-                else:
-                    with self._write() as conn:
-                        self.opened_at_version = ensure_schema(conn, upgrade=upgrade, where=self.url)
-                        self.row_format = stored_row_format(conn)
+            if read_only:
+                self._transaction("open", check)
+            else:
+                self._transaction("open", create, write=True)
         except StoreError as exc:
             self._engine.dispose()
             hint = self._folder_hint()
@@ -398,11 +500,15 @@ class ResultStore:
         kept.sort(key=_lock_order)
         fingerprinted = {row.key: row.fingerprint for row in kept if row.fingerprint}
         values = {row.key: row.fingerprint or "" for row in kept if row.status == "ok"}
-        with self._guard("store results in"), self._write() as conn:
+        stamps: list[datetime] = []  # of each try (PostgreSQL tries again after an outage: _transaction)
+
+
+        def body(conn: Connection) -> set[RowKey]:
             # Stamped once the write lock is held, so that on SQLite the times follow the commits.
             now = datetime.now(UTC)
+            stamps.append(now)
+            c = results_table.c
             if fingerprinted or values:
-                c = results_table.c
                 lock = self._dialect == "postgresql"
                 stored = current_records(conn, set(fingerprinted) | set(values),
                                          (c.id, c.fingerprint, c.status), lock=lock)
@@ -412,7 +518,23 @@ class ResultStore:
                           if k in values and k not in changed and rec["status"] != "ok"
                           and (rec["fingerprint"] or "") == values[k]]
                 supersede_ids(conn, [int(stored[k]["id"]) for k in changed + healed], now)
-            inserted = {tuple(key) for key in conn.execute(stmt, [_row_params(row, now) for row in kept])}
+            inserted: set[RowKey] = {
+                tuple(key) for key in conn.execute(stmt, [_row_params(row, now) for row in kept])}
+            if len(stamps) > 1:
+                # An earlier try's commit may have gone through before the server went away: the rows it
+                # stored (its time, or the row's own, and the row's inputs and status) count as inserted.
+                earlier = set(stamps[:-1])
+                missing = {row.key: row for row in kept if row.key not in inserted}
+                found = current_records(conn, missing, (c.created_at, c.fingerprint, c.status))
+                inserted |= {k for k, rec in found.items()
+                             if (rec["created_at"] == missing[k].created_at if missing[k].created_at
+                                 else rec["created_at"] in earlier)
+                             and rec["fingerprint"] == missing[k].fingerprint
+                             and rec["status"] == missing[k].status}
+            return inserted
+
+        # Tried again after an outage even while committing: what a try stored, the next finds stored.
+        inserted = self._transaction("store results in", body, write=True)
         return [row for row in given if row.key in inserted]
 
     def done_item_ids(
@@ -448,12 +570,15 @@ class ResultStore:
         )
         if not include_errors:
             stmt = stmt.where(c.status == "ok")
-        with self._guard("read"), self._read() as conn:
+
+        def body(conn: Connection) -> dict[str, str]:
             if item_ids is None:
                 return {item_id: fp for item_id, fp in conn.execute(stmt)}
             ids = sorted(set(item_ids))
             return {item_id: fp for i in range(0, len(ids), _IN_CHUNK)
                     for item_id, fp in conn.execute(stmt.where(c.item_id.in_(ids[i : i + _IN_CHUNK])))}
+
+        return self._transaction("read", body)
 
     def configurations(self, metric: str, version: str) -> dict[str, dict[str, Any] | None]:
         """``{config_hash: config}`` of the configurations ``metric`` (at ``version``) has current rows
@@ -461,12 +586,15 @@ class ResultStore:
         c = results_table.c
         first = (select(c.config_hash, func.min(c.id))
                  .where(c.metric == metric, c.version == version, CURRENT).group_by(c.config_hash))
-        with self._guard("read"), self._read() as conn:
+
+        def body(conn: Connection) -> dict[str, dict[str, Any] | None]:
             ids = {int(row_id): chash for chash, row_id in conn.execute(first)}
             if not ids:
                 return {}
             found = conn.execute(select(c.id, c.config).where(c.id.in_(sorted(ids))))
             return {ids[int(row_id)]: config for row_id, config in found}
+
+        return self._transaction("read", body)
 
     def move_rows(self, metric: str, version: str, from_hash: str, to_hash: str, to_config: dict[str, Any],
                   item_ids: Iterable[str], note: dict[str, Any] | None = None) -> list[str]:
@@ -487,8 +615,10 @@ class ResultStore:
             .on_conflict_do_nothing(index_elements=list(KEY_COLUMNS), index_where=CURRENT)
             .returning(c.item_id)
         )
-        moved: list[str] = []
-        with self._guard("store results in"), self._write() as conn:
+
+
+        def body(conn: Connection) -> list[str]:
+            moved: list[str] = []
             now = datetime.now(UTC)
             for i in range(0, len(ids), _IN_CHUNK):
                 query: Any = select(results_table).where(
@@ -507,7 +637,12 @@ class ResultStore:
                 done = [item for (item,) in conn.execute(stmt, [_row_params(r, now) for r in copies])]
                 supersede_ids(conn, [row_id[item] for item in done], now)
                 moved.extend(done)
-        return sorted(moved)
+            return sorted(moved)
+
+        # Not tried again once committing: a commit that went through leaves nothing to move, and the
+        # next try would say that nothing was moved.
+
+        return self._transaction("store results in", body, write=True, idempotent=False)
 
     def supersede_other_libraries(
         self, metric: str, config_hash: str, version: str, libraries: SameLibraries, item_ids: Iterable[str]
@@ -520,8 +655,10 @@ class ResultStore:
         """
         ids = sorted(set(item_ids))
         same = _same_test(libraries)
-        old: list[int] = []
-        with self._guard("mark superseded in"), self._write() as conn:
+
+
+        def body(conn: Connection) -> int:
+            old: list[int] = []
             for i in range(0, len(ids), _IN_CHUNK):
                 where = _with_libraries(metric, config_hash, version, ids[i : i + _IN_CHUNK])
                 other = [text for text, _ in _library_records(conn, where) if not same(text)]
@@ -531,6 +668,8 @@ class ResultStore:
             supersede_ids(conn, old, datetime.now(UTC))
             return len(old)
 
+        return self._transaction("mark superseded in", body, write=True, idempotent=False)
+
     def count_other_libraries(
         self, metric: str, config_hash: str, version: str, libraries: SameLibraries, item_ids: Iterable[str]
     ) -> int:
@@ -538,28 +677,36 @@ class ResultStore:
         ``score`` asks)."""
         ids = sorted(set(item_ids))
         same = _same_test(libraries)
-        with self._guard("read"), self._read() as conn:
+
+        def body(conn: Connection) -> int:
             return sum(n for i in range(0, len(ids), _IN_CHUNK)
                        for text, n in _library_records(
                            conn, _with_libraries(metric, config_hash, version, ids[i : i + _IN_CHUNK]))
                        if not same(text))
+
+        return self._transaction("read", body)
 
     def count_other_versions(self, metric: str, version: str, item_ids: Iterable[str]) -> dict[str, int]:
         """How many current rows of ``item_ids`` hold ``metric`` under another version than ``version``
         (any configuration), per version: an upgraded robojudge computes the metric again beside them."""
         ids = sorted(set(item_ids))
         c = results_table.c
-        found: dict[str, int] = {}
         if not ids:
-            return found
-        with self._guard("read"), self._read() as conn:
+            return {}
+
+
+        def body(conn: Connection) -> dict[str, int]:
+            found: dict[str, int] = {}
             for i in range(0, len(ids), _IN_CHUNK):
                 query = (select(c.version, func.count()).where(
                     c.metric == metric, c.version != version, CURRENT, c.item_id.in_(ids[i : i + _IN_CHUNK]))
                     .group_by(c.version))
                 for other, n in conn.execute(query):
                     found[str(other)] = found.get(str(other), 0) + int(n)
-        return found
+            return found
+
+
+        return self._transaction("read", body)
 
     def clear_errors(
         self,
@@ -587,7 +734,8 @@ class ResultStore:
         base = delete(results_table).where(
             c.metric == metric, c.config_hash == config_hash, c.version == version, failed
         ).where(CURRENT)
-        with self._guard("delete failed results from"), self._write() as conn:
+
+        def body(conn: Connection) -> int:
             if item_ids is None:
                 return conn.execute(base).rowcount
             ids = sorted(set(item_ids))
@@ -595,6 +743,8 @@ class ResultStore:
                 conn.execute(base.where(c.item_id.in_(ids[i : i + _IN_CHUNK]))).rowcount
                 for i in range(0, len(ids), _IN_CHUNK)
             )
+
+        return self._transaction("delete failed results from", body, write=True, idempotent=False)
 
     def rows(
         self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
@@ -645,11 +795,26 @@ class ResultStore:
         stmt = self._filtered(select(*columns), metric, status, include_superseded).order_by(*by_text, c.id)
         configs: dict[str, Any] = {}
         strings: dict[str, str] = {}
-        with step("reading stored results", unit="rows") as read, self._guard("read"), self._read() as conn:
-            result = conn.execution_options(yield_per=batch_size).execute(stmt)
-            for rec in result.mappings():
-                read.advance()
-                yield _row_from_record(rec, configs, strings)
+        outage = _Outage(self, "read")
+        yielded = False
+        with step("reading stored results", unit="rows") as read, self._guard("read"):
+            while True:
+                try:
+                    with self._read() as conn:
+                        result = conn.execution_options(yield_per=batch_size).execute(stmt)
+                        for rec in result.mappings():
+                            if not yielded:
+                                outage.over()
+                                yielded = True
+                            read.advance()
+                            yield _row_from_record(rec, configs, strings)
+                except SQLAlchemyError as exc:
+                    # Tried again only before the first row: the rows yielded already would come twice.
+                    if yielded or not outage.retry(exc, idempotent=True):
+                        raise
+                    continue
+                outage.over()
+                return
 
     def count(
         self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
@@ -657,8 +822,11 @@ class ResultStore:
         """Number of stored rows (current ones unless ``include_superseded``), optionally filtered."""
         base = select(func.count()).select_from(results_table)
         stmt = self._filtered(base, metric, status, include_superseded)
-        with self._guard("read"), self._read() as conn:
+
+        def body(conn: Connection) -> int:
             return int(conn.execute(stmt).scalar_one())
+
+        return self._transaction("read", body)
 
     def note_manifest(self, manifest: str | os.PathLike[str]) -> Path:
         """Remember that the suite manifest ``manifest`` was scored or judged into this store.
@@ -700,7 +868,8 @@ class ResultStore:
         path = Path(manifest).expanduser().resolve()
         key = MANIFEST_KEY + hashlib.sha256(str(path).encode()).hexdigest()[:16]
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
-        with self._guard("note the manifest in"), self._write() as conn:
+
+        def body(conn: Connection) -> tuple[str, _Noted]:
             self._lock_meta(conn)
             c = meta_table.c
             stmt = select(c.key, c.value).where(c.key.startswith(MANIFEST_KEY))
@@ -713,18 +882,25 @@ class ResultStore:
             value = json.dumps({"path": str(path), "at": datetime.now(UTC).isoformat(), "n": count})
             upsert = insert(meta_table).values(key=key, value=value)
             conn.execute(upsert.on_conflict_do_update(index_elements=[c.key], set_={"value": value}))
-        return path, key, value, _Noted(previous, others)
+            return value, _Noted(previous, others)
+
+        # Not tried again once committing: a note that went through would be read as the earlier note.
+        value, noted = self._transaction("note the manifest in", body, write=True, idempotent=False)
+        return path, key, value, noted
 
     def _take_back_manifest(self, key: str, value: str, previous: str | None) -> None:
         """Undo :meth:`_note_manifest`: put ``previous`` back (or remove the note), unless another run
         noted the manifest again since (its note is not ``value`` any more)."""
         c = meta_table.c
-        with self._guard("take back the manifest's note in"), self._write() as conn:
+
+        def body(conn: Connection) -> None:
             mine = (c.key == key) & (c.value == value)
             if previous is None:
                 conn.execute(delete(meta_table).where(mine))
             else:
                 conn.execute(update(meta_table).where(mine).values(value=previous))
+
+        self._transaction("take back the manifest's note in", body, write=True)
 
     def _lock_meta(self, conn: Connection) -> None:
         """Keep other writers of ``robojudge_meta`` out until this transaction ends. SQLite's write
@@ -740,8 +916,11 @@ class ResultStore:
         gone since; callers check.
         """
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(MANIFEST_KEY))
-        with self._guard("read"), self._read() as conn:
-            raw = conn.execute(stmt).scalars().all()
+
+        def body(conn: Connection) -> list[str]:
+            return list(conn.execute(stmt).scalars().all())
+
+        raw = self._transaction("read", body)
         return _latest_first(note for value in raw if (note := _manifest_note(value)) is not None)
 
     def note_in_flight(self, item_id: str, metrics: Iterable[str], *, queued: bool = False) -> None:
@@ -769,8 +948,11 @@ class ResultStore:
         insert = postgresql.insert if self._dialect == "postgresql" else sqlite.insert
         stmt = insert(meta_table).values(key=_in_flight_key(item_id, me), value=value)
         stmt = stmt.on_conflict_do_update(index_elements=[meta_table.c.key], set_={"value": value})
-        with self._guard("note the item in flight in"), self._write() as conn:
+
+        def body(conn: Connection) -> None:
             conn.execute(stmt)
+
+        self._transaction("note the item in flight in", body, write=True)
 
     def clear_in_flight(self, item_ids: Iterable[str]) -> None:
         """Remove the notes of :meth:`note_in_flight` for ``item_ids`` (those without one are ignored):
@@ -781,13 +963,16 @@ class ResultStore:
         if not ids:
             return
         stmt = select(meta_table.c.key, meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
-        with self._guard("clear the items in flight in"), self._write() as conn:
+
+        def body(conn: Connection) -> None:
             notes = conn.execute(stmt).all()
             me = _this_process()
             keys = sorted(key for key, value in notes if (note := _in_flight_note(value)) is not None
                           and note["item_id"] in ids and (_same_process(note, me) or _ended(note, me)))
             for start in range(0, len(keys), _IN_CHUNK):
                 conn.execute(delete(meta_table).where(meta_table.c.key.in_(keys[start:start + _IN_CHUNK])))
+
+        self._transaction("clear the items in flight in", body, write=True)
 
     def in_flight(
         self, *, ended: bool = False, queued: bool = True, lapsed: bool = True
@@ -811,8 +996,11 @@ class ResultStore:
                 note of the item (a run computing it now).
         """
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
-        with self._guard("read"), self._read() as conn:
-            raw = conn.execute(stmt).scalars().all()
+
+        def body(conn: Connection) -> list[str]:
+            return list(conn.execute(stmt).scalars().all())
+
+        raw = self._transaction("read", body)
         me = _this_process()
         out: dict[str, list[str]] = {}
         for value in sorted(raw):
@@ -834,8 +1022,11 @@ class ResultStore:
         metrics only (a judge run beside a score run on one store is no overlap) are left out."""
         wanted = set(metrics)
         stmt = select(meta_table.c.value).where(meta_table.c.key.startswith(IN_FLIGHT_KEY))
-        with self._guard("read"), self._read() as conn:
-            raw = conn.execute(stmt).scalars().all()
+
+        def body(conn: Connection) -> list[str]:
+            return list(conn.execute(stmt).scalars().all())
+
+        raw = self._transaction("read", body)
         me = _this_process()
         out: dict[str, list[dict[str, Any]]] = {}
         for value in sorted(raw):
@@ -877,15 +1068,42 @@ class ResultStore:
             stmt = stmt.where(c.status == status)
         return stmt
 
+    def _transaction(self, action: str, body: Callable[[Connection], _T], *, write: bool = False,
+                     idempotent: bool = True) -> _T:
+        """``body`` in a read (or ``write``) transaction; database errors become :class:`StoreError`s
+        saying that the store could not ``action``.
+
+        On PostgreSQL, a transaction ended by the server going away (:func:`outage_reason`) is tried
+        again, with pauses of 0.5, 1, 2, 4, then 8 s, for up to :data:`POSTGRES_OUTAGE_WAIT_S`; a
+        warning says how long the server was away once it is back. One that was committing then is
+        tried again only if it is ``idempotent``: its commit may have gone through. SQLite is never
+        tried again here (a locked SQLite store waits :data:`SQLITE_BUSY_TIMEOUT_S` for its lock).
+        """
+        outage = _Outage(self, action)
+        with self._guard(action):
+            while True:
+                try:
+                    with self._write(outage) if write else self._read() as conn:
+                        out = body(conn)
+                except SQLAlchemyError as exc:
+                    if outage.retry(exc, idempotent=idempotent):
+                        continue
+                    raise
+                outage.over()
+                return out
+
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """A transaction that writes; on SQLite it takes the write lock at BEGIN (IMMEDIATE)."""
+    def _write(self, outage: _Outage | None = None) -> Iterator[Connection]:
+        """A transaction that writes; on SQLite it takes the write lock at BEGIN (IMMEDIATE). ``outage``
+        is told when the body is done and the commit begins."""
         if self.read_only:
             raise StoreError(f"{self.url} was opened read-only: nothing can be written to it")
         with self._engine.connect() as conn:
             conn.execution_options(**{_WRITE_OPTION: True})
             with conn.begin():
                 yield conn
+                if outage is not None:
+                    outage.committing = True
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
