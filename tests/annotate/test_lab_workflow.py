@@ -248,8 +248,16 @@ def test_a_departed_raters_unfinished_tasks_move_to_another(
     assert sorted((m.kind, m.to_user, m.draft_set_aside) for m in moved) == [
         ("label", "ann3", False), ("label", "ann3", True)]
     assert project_status(db_url, "p").inactive == {}
-    # The draft starts afresh in the PA stage (ann2's PA is not imposed); ann2's version stays in its history.
-    assert sorted(_stage_of(db_url, "ann3")) == [("label", "pa", 0), ("label", "pa", 2)]
+    # The draft starts afresh in the PA stage (ann2's PA is not imposed); ann2's version stays in the task's
+    # history, which only an admin reads: ann3 sees none of ann2's values (review rev19 F3).
+    assert sorted(_stage_of(db_url, "ann3")) == [("label", "pa", 0), ("label", "pa", 1)]
+    with AnnotationService(db_url) as svc:
+        add_annotator(db_url, "boss", "admin", password=PW)
+        ann3, root = svc.authenticate("ann3", PW), svc.authenticate("boss", PW)
+        (moved_draft,) = [e for e in svc.queue(ann3) if svc.history(ann3, e.assignment_id)]
+        assert [v.author for v in svc.history(ann3, moved_draft.assignment_id)] == ["ann3"]
+        everything = svc.history(root, moved_draft.assignment_id)
+        assert [(v.author, v.values.pa) for v in everything] == [("ann2", 2), ("ann3", None)]
     assert _do(db_url, "ann3", _values(3, 3)) == 2
     final = final_labels(db_url, "p")
     assert len(final) == 4 and sorted(lab.rater for lab in final.values()) == ["ann1", "ann1", "ann3", "ann3"]
@@ -290,11 +298,15 @@ def test_an_adjudication_can_be_redone_with_both_versions_kept(db_url: str, suit
         boss = svc.authenticate("adj2", PW)
         (entry,) = [e for e in svc.queue(boss) if e.kind == "adjudicate"]
         history = svc.history(boss, entry.assignment_id)
-    assert [(v.status, v.values.pa) for v in history] == [
-        ("submitted", 5), ("draft", 5), ("draft", None), ("submitted", 3)]
+        add_annotator(db_url, "root", "admin", password=PW)
+        every = svc.history(svc.authenticate("root", PW), entry.assignment_id)
+    # adj2 reads its own versions only; an admin reads adj1's too (review rev19 F3)
+    assert [(v.status, v.values.pa) for v in history] == [("draft", None), ("submitted", 3)]
+    assert [(v.author, v.status, v.values.pa) for v in every] == [
+        ("adj1", "submitted", 5), ("adj1", "draft", 5), ("adj2", "draft", None), ("adj2", "submitted", 3)]
     # Reopened for the same adjudicator, the task comes back with their values as a draft.
     reopen_adjudication(db_url, "p", item)
-    assert _stage_of(db_url, "adj2") == [("adjudicate", "ia", 5)]
+    assert _stage_of(db_url, "adj2") == [("adjudicate", "ia", 3)]  # its own 3 versions of the 5
 
 
 def test_assign_says_why_it_dealt_nothing_and_status_flags_inactive_holders(

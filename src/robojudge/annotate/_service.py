@@ -301,10 +301,15 @@ class AnnotationService:
         return self._write_label(actor, assignment_id, values, base_version, submit=True)
 
     def history(self, actor: Annotator, assignment_id: str) -> list[LabelVersion]:
-        """Every version of the actor's label on this assignment, oldest first."""
+        """Every version of the actor's label on this assignment, oldest first. A task moved to the actor
+        from another rater (``reassign``, ``reopen --to``) keeps that rater's versions, which only an
+        admin sees here: the new holder starts afresh, without the earlier one's values."""
         with self._denials(actor, assignment_id), self.db.read() as conn:
             row = self._own(conn, actor, assignment_id, write=False)
-            return label_versions(conn, row.id, row.kind)
+            versions = label_versions(conn, row.id, row.kind)
+        if actor.role in PRIVILEGED:
+            return versions
+        return [v for v in versions if v.author == actor.username]
 
     def rounds(self, actor: Annotator, project: str | None = None) -> list[RoundInfo]:
         """The training rounds the actor may open: all of them for reviewers, adjudicators and admins;
