@@ -130,11 +130,11 @@ def test_a_fenced_answer_wins_over_a_later_unfenced_object() -> None:
     "text",
     [
         '<think>My first impression is {"reasoning": "clean", "physical_adherence": 5}, but wait',
-        '<think>fine</think>\nAnswer:\n<THINK>draft {"physical_adherence": 5}',
+        '<think>fine</think>\n <THINK>draft {"physical_adherence": 5}',
     ],
 )
 def test_an_unclosed_think_holds_no_answer(text: str) -> None:
-    assert strip_thinking(text).strip() in ("", "Answer:")
+    assert strip_thinking(text).strip() == ""
     res = parse_reply(text, PA)
     assert not res.ok and res.error == "no JSON object in the reply"
     assert score_char_offset(text, PA) is None
@@ -148,3 +148,67 @@ def test_ends_with_object() -> None:
     assert not ends_with_object('{"physical_adherence": 3} and then I reconsidered')
     assert not ends_with_object('{"reasoning": "cut", "physical_adherence": 3')
     assert not ends_with_object('{"physical_adherence": 3}<think>more')
+
+
+# -- the final answer: the last object valid under the rubric ------------------------------------------
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        # the format repeated in a fence, then the answer without one
+        ('You asked for this format:\n```json\n{"physical_adherence": 1, "reasoning": "..."}\n```\n'
+         'Here is my evaluation.\n{"physical_adherence": 4, "reasoning": "gripper stable"}', 4),
+        ('The instruction says to answer as\n```\n{"reasoning": "<text>", "physical_adherence": 3}\n```\n'
+         'Frames 1-8 show a stable arm. Answer: {"reasoning": "stable arm", "physical_adherence": 5}', 5),
+        ('Schema reminder: ```{"physical_adherence": 5}``` means perfect.\n'
+         'Final: {"physical_adherence": 2, "reasoning": "melting"}', 2),
+        # a later answer out of range is not the answer; the last valid one is
+        ('{"reasoning": "r", "physical_adherence": 3}\nOn reflection:\n{"physical_adherence": 9}', 3),
+        # an echo that is the whole reply's only object holding the key is no answer
+        ('{"reasoning": "<your reasoning>", "physical_adherence": 4}', None),
+    ],
+    ids=["fenced-format-then-plain", "quoted-instruction", "inline-fence-then-final", "out-of-range-last",
+         "placeholder-reasoning"],
+)
+def test_the_answer_is_the_last_valid_object_not_the_first_fence(text: str, score: float | None) -> None:
+    res = parse_reply(text, PA)
+    assert res.score == score
+    if score is not None:
+        assert score_char_offset(text, PA) == text.rindex(str(score))
+    else:
+        assert res.error is not None and "repeats the answer format" in res.error
+
+
+@pytest.mark.parametrize(
+    ("rubric", "reply", "text"),
+    [
+        ("caption", 'Format:\n```json\n{"caption": "<one sentence>"}\n```\n'
+         '{"caption": "A robot arm lifts the red cup and places it on the tray."}',
+         "A robot arm lifts the red cup and places it on the tray."),
+        ("key_steps", 'You asked for:\n```\n{"steps": "<step 1 ; step 2 ; ...>"}\n```\n'
+         'Answer: {"steps": "reach the cup ; grasp it ; lift it"}', "reach the cup ; grasp it ; lift it"),
+        # the echo after the answer is skipped too
+        ("caption", '{"caption": "pick up the cup"}\nas asked: {"caption": "<one sentence>"}',
+         "pick up the cup"),
+    ],
+)
+def test_an_echo_of_the_rubrics_own_format_line_is_not_the_answer(rubric: str, reply: str, text: str) -> None:
+    res = parse_reply(reply, get_rubric(rubric))
+    assert res.ok and res.parts == {"text": text} and res.score == len(text.split())
+    alone = parse_reply('{"caption": "<one sentence>"}', get_rubric("caption"))
+    assert not alone.ok
+    assert alone.error == "the JSON only repeats the answer format (caption = '<one sentence>')"
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        ('I do not need to <think> at length here; the arm is stable.\n{"physical_adherence": 4}', 4),
+        ('{"reasoning": "the model was told to skip <think> tags", "physical_adherence": 4}', 4),
+        ('No <think> section needed.\n```json\n{"physical_adherence": 3}\n```', 3),
+    ],
+)
+def test_a_think_tag_that_does_not_open_the_reply_is_text(text: str, score: float) -> None:
+    assert parse_reply(text, PA).score == score
+    assert strip_thinking(text) == text
+    assert score_char_offset(text, PA) == text.rindex(str(score))

@@ -83,6 +83,25 @@ def test_a_cut_off_reply_that_ends_with_its_answer_is_scored(
     assert srv.count == 1 and row.value == 3
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"reasoning": "cup slips", "physical_adherence": 3}\n\nI hope this evaluation',
+        '```json\n{"reasoning": "cup slips", "physical_adherence": 3}\n```\nLet me know if',
+        '{"reasoning": "cup slips", "physical_adherence": 3}.',
+    ],
+    ids=["prose-after", "fenced-then-prose", "full-stop"],
+)
+def test_a_cut_off_reply_whose_set_off_answer_is_complete_is_scored_not_repaired(
+    answer: str, make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    with FakeServer(lambda body, n: completion(answer, n, finish="length")) as srv:
+        _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
+    assert srv.count == 1 and row.value == 3
+    assert row.details is not None and row.details["parse_status"] == "ok"
+    assert row.details["truncated"] is True
+
+
 # -- votes ----------------------------------------------------------------------------------------------
 
 def _by_seed(scores: dict[int, Any]) -> Any:

@@ -27,7 +27,7 @@ from robojudge.judges._breaker import CircuitBreaker
 from robojudge.judges._cache import ResponseCache
 from robojudge.judges._config import JudgeConfig
 from robojudge.judges._frames import FrameLoader
-from robojudge.judges._parse import ParseResult, ends_with_object, parse_reply
+from robojudge.judges._parse import ParseResult, answer_is_final, parse_reply
 from robojudge.judges._rubric import Rubric
 from robojudge.judges._scoring import EXPECTED_FALLBACK, Scoring, expected_score, majority_vote
 from robojudge.judges._secrets import Redactor
@@ -622,8 +622,9 @@ def _short(text: str, limit: int = 300) -> str:
 def read_reply(completion: Completion, rubric: Rubric) -> ParseResult:
     """:func:`parse_reply` on the reply's text, and what only the whole completion tells.
 
-    A reply cut off at the token limit is usable only when it ends with its JSON answer: a score found
-    before the cut (in untagged thinking, or a first draft) may be one the model was revising. An empty
+    A reply cut off at the token limit is usable only when it still holds its final answer (see
+    :func:`answer_is_final`): a score written inside a sentence before the cut (in untagged thinking,
+    or a first draft) may be one the model was revising. An empty
     reply that holds a refusal or a tool call instead of text says so, with that text.
     """
     text = completion.text
@@ -637,7 +638,7 @@ def read_reply(completion: Completion, rubric: Rubric) -> ParseResult:
     parsed = parse_reply(text, rubric)
     if not cut_off(completion):
         return parsed
-    if parsed.ok and not ends_with_object(text):
+    if parsed.ok and not answer_is_final(text, rubric):
         return ParseResult(None, error=f"the reply was {CUT_OFF} before its final JSON answer")
     if not parsed.ok:
         return ParseResult(None, parsed.reasoning, f"{parsed.error} (the reply was {CUT_OFF})", parsed.obj)

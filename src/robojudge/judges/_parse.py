@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
 import re
@@ -55,12 +56,12 @@ class ParseResult:
 
 
 def strip_thinking(text: str) -> str:
-    """Drop ``<think>...</think>`` blocks; after an orphan ``</think>`` keep only what follows it; drop
-    an unclosed ``<think>`` and everything after it (a reply cut off mid-thought holds no answer, only
-    drafts the model may have been about to revise)."""
+    """Drop ``<think>...</think>`` blocks; after an orphan ``</think>`` keep only what follows it; when
+    what is left begins with a ``<think>`` that is never closed, drop it all (a reply cut off
+    mid-thought holds no answer, only drafts the model may have been about to revise). A ``<think>``
+    further on, in prose or inside a JSON string, is text."""
     text = _closed_thinking_dropped(text)
-    start = text.lower().find("<think>")
-    return text if start < 0 else text[:start]
+    return "" if _opens_thinking(text) else text
 
 
 def _closed_thinking_dropped(text: str) -> str:
@@ -69,14 +70,16 @@ def _closed_thinking_dropped(text: str) -> str:
     return text if end < 0 else text[end + len("</think>") :]
 
 
-def ends_with_object(text: str) -> bool:
-    """Whether the reply, closed thinking dropped, ends with a closed JSON object (in a code fence or not).
+def _opens_thinking(text: str) -> bool:
+    """Whether ``text`` (closed thinking already dropped) begins, after whitespace, with ``<think>``."""
+    return text.lstrip()[:7].lower() == "<think>"
 
-    A reply cut off at the token limit is usable only then: a score found earlier in it may be a draft
-    the model was still revising when it was cut, and a reply that ends in a thought it had not closed
-    does not end with its answer.
-    """
+
+def ends_with_object(text: str) -> bool:
+    """Whether the reply, closed thinking dropped, ends with a closed JSON object (in a code fence or not)."""
     body = _closed_thinking_dropped(text).rstrip()
+    if _opens_thinking(body):
+        return False
     if body.endswith("```"):
         body = body[:-3].rstrip()
     return body.endswith("}")
@@ -105,16 +108,21 @@ def _outside_strings(text: str) -> Iterator[tuple[int, str, int]]:
             depth -= 1
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Every top-level ``{...}`` span, braces inside quoted strings ignored."""
-    out: list[str] = []
+def _object_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every top-level ``{...}`` span, braces inside quoted strings ignored."""
+    out: list[tuple[int, int]] = []
     start = -1
     for i, ch, depth in _outside_strings(text):
         if ch == "{" and depth == 0:
             start = i
         elif ch == "}" and depth == 1:
-            out.append(text[start : i + 1])
+            out.append((start, i + 1))
     return out
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level ``{...}`` span, braces inside quoted strings ignored."""
+    return [text[lo:hi] for lo, hi in _object_spans(text)]
 
 
 def _load_object(candidate: str) -> dict[str, Any] | None:
@@ -137,43 +145,108 @@ def _load_object(candidate: str) -> dict[str, Any] | None:
     return val if isinstance(val, dict) else None
 
 
-def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None:
-    """The JSON object a reply means, or ``None``.
+@dataclass(frozen=True)
+class _Candidate:
+    """A JSON object found in a reply: where it is, and whether it is written as an answer is."""
 
-    ``<think>`` blocks are dropped (an unclosed one to the end of the reply). An object in a code
-    fence that holds ``key`` is the answer (the last such fence); only when no fence holds one are the
-    balanced ``{...}`` spans tried, the last one first (the answer usually follows the reasoning), so
-    that an example the model adds after its fenced answer is not read as the answer. With ``key``, an
-    object holding that key wins over one without.
-    """
-    body = strip_thinking(text)
+    obj: dict[str, Any]
+    start: int
+    end: int
+    set_off: bool
+    """On a line of its own, after a label ending in ``:``, or in a code fence that is."""
+    closed: bool
+    """False for a final object the reply never closed (the parser added the closing brace)."""
+
+
+def _set_off(body: str, at: int) -> bool:
+    line = body[body.rfind("\n", 0, at) + 1 : at].strip().strip("*_#>-").strip()
+    return not line or line.endswith(":")
+
+
+def _candidates(body: str) -> list[_Candidate]:
+    """The JSON objects of ``body`` (thinking already blanked), in the order they are written."""
     whole = body.strip()
     if whole.startswith("{") and whole.endswith("}"):
-        # The common case, a reply that is exactly one JSON object: what the search below would
-        # find first anyway (the last balanced span), without walking the text character by character.
+        # The common case, a reply that is exactly one JSON object: no need to walk it character by
+        # character.
         try:
             obj = _loads(whole)
         except (ValueError, RecursionError):
             obj = None
-        if isinstance(obj, dict) and (key is None or key in obj):
-            return obj
-    fenced = [m.group(1).strip() for m in _FENCE.finditer(body)]
-    spans = _balanced_objects(body)
+        if isinstance(obj, dict):
+            start = body.index("{")
+            return [_Candidate(obj, start, start + len(whole), True, True)]
+    fences = [(m.start(), m.start(1), m.end(1)) for m in _FENCE.finditer(body)]
+    spans = {lo: (hi, lo) for lo, hi in _object_spans(body)}
+    for opening, lo, hi in fences:  # an object in a fence is read on its own, whatever surrounds it
+        for a, b in _object_spans(body[lo:hi]):
+            spans.setdefault(lo + a, (lo + b, opening))
+    out: list[_Candidate] = []
+    for start in sorted(spans):
+        end, anchor = spans[start]
+        obj = _load_object(body[start:end])
+        if obj is not None:
+            fenced = [f for f in fences if f[1] <= start < f[2]]
+            where = fenced[0][0] if fenced else anchor
+            out.append(_Candidate(obj, start, end, _set_off(body, where), True))
     # An unclosed final object (trailing text cut off) gets one chance with a closing brace.
     tail = body.rfind("{")
     if tail >= 0 and "}" not in body[tail:]:
-        spans.append(body[tail:].rstrip().rstrip(",") + "}")
-    fallback: dict[str, Any] | None = None
-    for candidates in (fenced, spans):
-        for cand in reversed(candidates):
-            for sub in [cand, *reversed(_balanced_objects(cand))]:
-                obj = _load_object(sub)
-                if obj is None:
-                    continue
-                if key is None or key in obj:
-                    return obj
-                fallback = fallback or obj
-    return fallback
+        obj = _load_object(body[tail:].rstrip().rstrip(",") + "}")
+        if obj is not None:
+            out.append(_Candidate(obj, tail, len(body), _set_off(body, tail), False))
+    return out
+
+
+def _in_answer_order(found: list[_Candidate]) -> list[_Candidate]:
+    """Set-off objects, the last one first, then the objects written inside a sentence, the last first."""
+    return [c for c in reversed(found) if c.set_off] + [c for c in reversed(found) if not c.set_off]
+
+
+def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None:
+    """The JSON object a reply most likely means, without a rubric to check it against, or ``None``.
+
+    Thinking is dropped as by :func:`strip_thinking`. Objects set off as an answer (on a line of their
+    own, after a label ending in ``:``, or in a code fence) come before objects quoted inside a
+    sentence, and of each kind the last one first; with ``key``, the first in that order that holds the
+    key, else the first object. :func:`parse_reply` goes further: it takes the first object in that order
+    that is a valid answer under the rubric.
+    """
+    ordered = _in_answer_order(_candidates(_blank_thinking(text)))
+    for cand in ordered:
+        if key is None or key in cand.obj:
+            return cand.obj
+    return ordered[0].obj if ordered else None
+
+
+_PLACEHOLDER = re.compile(r"<[^<>]*>")
+
+
+@functools.lru_cache(maxsize=256)
+def _format_values(rubric: Rubric) -> dict[str, frozenset[str]]:
+    """The text values the rubric's prompts write in their JSON answer format (``"<one sentence>"``)."""
+    text = rubric.system + "\n" + rubric.user
+    if rubric.syntax == "format":
+        text = text.replace("{{", "{").replace("}}", "}")
+    out: dict[str, set[str]] = {}
+    for lo, hi in _object_spans(text):
+        obj = _load_object(text[lo:hi])
+        for k, v in (obj or {}).items():
+            if isinstance(v, str):
+                out.setdefault(str(k), set()).add(v.strip())
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _echo(obj: dict[str, Any], rubric: Rubric) -> str | None:
+    """The key whose value only repeats the answer format (a ``<...>`` placeholder, or the value the
+    rubric's own format line writes there), or ``None`` for a filled-in answer."""
+    keys = (*rubric.checks, rubric.score_key, rubric.reasoning_key)
+    written = _format_values(rubric)
+    for k in keys:
+        v = obj.get(k)
+        if isinstance(v, str) and (_PLACEHOLDER.fullmatch(v.strip()) or v.strip() in written.get(k, ())):
+            return k
+    return None
 
 
 def _shown(value: Any) -> str:
@@ -251,7 +324,17 @@ def _parse_label(value: Any, rubric: Rubric, reasoning: str | None, obj: dict[st
 
 
 def parse_reply(text: str, rubric: Rubric) -> ParseResult:
-    """Read a judge's reply under ``rubric``; never raises: a reply it cannot read is unusable."""
+    """Read a judge's reply under ``rubric``; never raises: a reply it cannot read is unusable.
+
+    The answer is the model's final one: the last JSON object in the reply that is valid under the
+    rubric (score key or checks present, score of the right type and in range), skipping an object that
+    only repeats the answer format (a ``<...>`` placeholder, or the value the rubric's own format line
+    writes, as a score, check or reasoning value). Objects set off as an answer (on a line of their own,
+    after a label ending in ``:``, or in a code fence that is) come first; an object written inside a
+    sentence is read only when none of those is valid, so an example quoted after the answer is not
+    read. Thinking is dropped as by :func:`strip_thinking`. With no valid object, the reason given is
+    that of the first object holding the score key in that order, else of the first object.
+    """
     try:
         return _parse_reply(text, rubric)
     except Exception as exc:  # a reply that trips a case not foreseen is unscored, not a failed item
@@ -259,12 +342,34 @@ def parse_reply(text: str, rubric: Rubric) -> ParseResult:
 
 
 def _parse_reply(text: str, rubric: Rubric) -> ParseResult:
+    return _choose(text, rubric)[0]
+
+
+def _choose(text: str, rubric: Rubric) -> tuple[ParseResult, _Candidate | None]:
+    """The reading of the reply, and the object it was read from when that object is a valid answer."""
     if not text or not text.strip():
-        return ParseResult(None, error="empty reply")
+        return ParseResult(None, error="empty reply"), None
     key = rubric.checks[0] if rubric.kind == "checks" else rubric.score_key
-    obj = find_json_object(text, key)
-    if obj is None:
-        return ParseResult(None, error="no JSON object in the reply")
+    ordered = _in_answer_order(_candidates(_blank_thinking(text)))
+    if not ordered:
+        return ParseResult(None, error="no JSON object in the reply"), None
+    first: ParseResult | None = None
+    for cand in ordered:
+        if key not in cand.obj:
+            continue
+        res = _read_object(cand.obj, rubric)
+        echoed = _echo(cand.obj, rubric) if res.ok else None
+        if res.ok and echoed is None:
+            return res, cand
+        if echoed is not None:
+            shown = _shown(cand.obj[echoed])
+            why = f"the JSON only repeats the answer format ({echoed} = {shown})"
+            res = ParseResult(None, res.reasoning, why, cand.obj)
+        first = first or res
+    return first or _read_object(ordered[0].obj, rubric), None
+
+
+def _read_object(obj: dict[str, Any], rubric: Rubric) -> ParseResult:
     reasoning = obj.get(rubric.reasoning_key)
     reasoning_text = reasoning if isinstance(reasoning, str) else None
     if rubric.kind == "checks":
@@ -284,6 +389,22 @@ def _parse_reply(text: str, rubric: Rubric) -> ParseResult:
     return ParseResult(score, reasoning_text, why, obj)
 
 
+def answer_is_final(text: str, rubric: Rubric) -> bool:
+    """Whether a reply cut off at the token limit still holds its final answer.
+
+    True when the reply ends with a closed JSON object, or when the answer :func:`parse_reply` reads is
+    a closed object set off as an answer (see :func:`find_json_object`) after which the reply opens no
+    other object: only prose was cut. A score written inside a sentence, as in untagged thinking
+    (``my first impression is {...}, but``), may be a draft the model was revising, and does not count.
+    """
+    parsed, cand = _choose(text, rubric)
+    if not parsed.ok or cand is None:
+        return False
+    if ends_with_object(text):
+        return True
+    return cand.set_off and cand.closed and "{" not in _blank_thinking(text)[cand.end :]
+
+
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _KEY_VALUE = re.compile(r"\s*:\s*[\"']?\s*(?=-?\d)")
 """What follows a score key up to its value's first character (a digit or its minus sign)."""
@@ -295,10 +416,7 @@ def _blank_thinking(text: str) -> str:
     end = text.lower().rfind("</think>")
     if end >= 0:
         text = " " * (end + len("</think>")) + text[end + len("</think>") :]
-    start = text.lower().find("<think>")
-    if start >= 0:
-        text = text[:start] + " " * (len(text) - start)
-    return text
+    return " " * len(text) if _opens_thinking(text) else text
 
 
 def score_char_offset(text: str, rubric: Rubric, score: float | None = None) -> int | None:
@@ -306,25 +424,26 @@ def score_char_offset(text: str, rubric: Rubric, score: float | None = None) -> 
 
     Only the score key written as a JSON key counts: quoted, inside an object and outside every
     string, so a reply that mentions ``physical_adherence: 5`` in its reasoning is not read there.
-    The last such value wins (the parser reads the last object first), one inside a code fence over
-    any outside (the parser takes a fenced answer first); with ``score``, the last one whose number
-    equals it, and ``None`` when no written value does.
+    The value is looked for in the object :func:`parse_reply` reads as the answer (the last one in it
+    when the key is repeated); in a reply without a valid answer, the last value written anywhere.
+    With ``score``, the last one whose number equals it, and ``None`` when no written value does.
     """
     body = _blank_thinking(text)
     key = rubric.score_key
+    lo, hi = 0, len(body)
+    cand = _choose(text, rubric)[1]
+    if cand is not None:
+        lo, hi = cand.start, cand.end
     found: list[int] = []
     for i, ch, depth in _outside_strings(body):
         if ch in "\"'" and depth > 0:
             close = i + 1 + len(key)
             if body.startswith(key, i + 1) and body[close : close + 1] == ch:
                 m = _KEY_VALUE.match(body, close + 1)
-                if m is not None:
+                if m is not None and lo <= m.end() < hi:
                     found.append(m.end())
     if score is not None:
         found = [at for at in found if _written_number(body, at) == score]
-    fences = [m.span(1) for m in _FENCE.finditer(body)]
-    fenced = [at for at in found if any(lo <= at < hi for lo, hi in fences)]
-    found = fenced or found
     return found[-1] if found else None
 
 
