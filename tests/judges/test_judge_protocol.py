@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -186,18 +187,55 @@ def test_a_tool_call_is_named_in_the_unscored_reason_and_kept(
 
 # -- what the endpoint answers ---------------------------------------------------------------------------
 
-def test_a_200_reply_that_is_not_json_fails_fast_and_opens_the_breaker(
+OK_REPLY = '{"reasoning": "fine", "physical_adherence": 4}'
+PAGE = b"<html><body>Please log in to the proxy</body></html>"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [Reply(body=PAGE, headers={"Content-Type": "text/html"}),
+     Reply(body=b"", headers={"Content-Type": "application/json"})],
+    ids=["html-page", "empty-body"],
+)
+def test_a_single_200_reply_that_is_not_json_is_retried_and_costs_nothing(
+    bad: Reply, make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    def script(body: dict[str, Any], n: int) -> Reply:
+        return bad if n == 1 else completion(OK_REPLY, n)
+
+    # circuit_breaker 1: had the page counted, the breaker would have opened on it
+    with FakeServer(script) as srv:
+        j = judge(srv.url, concurrency=1, circuit_breaker=1)
+        summary, rows = run(make_items(["a", "b", "c"]), j, tmp_path, cache)
+    assert srv.count == 4 and summary.failed == 0
+    assert [r.value for r in rows] == [4, 4, 4]
+
+
+def test_a_page_is_retried_twice_only_with_short_waits(
     make_items: Any, tmp_path: Path, cache: ResponseCache
 ) -> None:
-    page = b"<html><body>Please log in to the proxy</body></html>"
-    with FakeServer(lambda body, n: Reply(body=page, headers={"Content-Type": "text/html"})) as srv:
-        summary, rows = run(make_items([f"i{k}" for k in range(8)]), judge(srv.url, concurrency=1),
+    with FakeServer(lambda body, n: Reply(body=PAGE, headers={"Content-Type": "text/html"})) as srv:
+        # max_retries 6 and backoff_s 5: a 5xx would wait 2.5-5 s, then 5-10 s, ... per item
+        j = judge(srv.url, concurrency=1, max_retries=6, backoff_s=5, max_backoff_s=60, circuit_breaker=0)
+        started = time.monotonic()
+        summary, rows = run(make_items(["a", "b"]), j, tmp_path, cache)
+        took = time.monotonic() - started
+    assert summary.failed == 2 and srv.count == 6 and took < 6
+    assert all("gave up after 3 attempts: HTTP 200" in (r.error or "") for r in rows)
+
+
+def test_an_endpoint_that_always_answers_with_a_page_opens_the_breaker_after_its_count_of_items(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    with FakeServer(lambda body, n: Reply(body=PAGE, headers={"Content-Type": "text/html"})) as srv:
+        summary, rows = run(make_items([f"i{k}" for k in range(12)]), judge(srv.url, concurrency=1),
                             tmp_path, cache)
-    assert summary.failed == 8 and srv.count == 5  # one attempt per item, until the breaker opens
+    assert summary.failed == 12 and srv.count < 12 * 3
     errors = [r.error or "" for r in rows]
     assert all(f"HTTP 200 from {srv.url}/chat/completions is not a JSON chat completion" in e for e in errors)
     assert all("Content-Type " in e and "Please log in to the proxy" in e for e in errors)
-    assert sum("circuit breaker open" in e for e in errors) == 3
+    gave_up = sum("circuit breaker open" not in e for e in errors)
+    assert 5 <= gave_up < 12 and all("gave up after 3 attempts" in e for e in errors if "breaker" not in e)
 
 
 class _Redirect(BaseHTTPRequestHandler):

@@ -46,6 +46,20 @@ class TransientError(BackendError):
         self.retry_after = retry_after
 
 
+
+NOT_JSON_RETRIES = 2
+"""Retries of a 200 reply that is not JSON (fewer than the judge's ``max_retries`` when that is lower)."""
+NOT_JSON_MAX_BACKOFF_S = 1.0
+"""Longest wait before such a retry (the judge's ``backoff_s`` doubling, capped here)."""
+
+
+class NotJSONError(TransientError):
+    """A 200 reply whose body is no JSON object at all: a proxy's or gateway's page, an empty body, an
+    event stream nobody asked for. One such reply may be a gateway warming up, so it is retried, but
+    at most :data:`NOT_JSON_RETRIES` times and after at most :data:`NOT_JSON_MAX_BACKOFF_S` seconds: an
+    endpoint that always answers so fails each item within seconds. Its attempts do not count toward
+    the circuit breaker one by one; an item whose attempts all end on such a reply counts once."""
+
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE)
 _OUT_OF_FILES_TEXT = tuple(f"[Errno {code}]" for code in _OUT_OF_FILES)
 

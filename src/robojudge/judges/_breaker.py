@@ -7,11 +7,12 @@ endpoint and the last failure, and the runner stores them as error rows (``--ret
 them again later). A successful reply resets the count while the breaker is still closed.
 
 Only failures of the endpoint count (:func:`endpoint_failure`): no reply at all, a 5xx, a
-status that says the key or the URL is wrong, a redirect (robojudge follows none), or a 200 reply
-whose body is not JSON at all (a proxy's page: the openai backend raises it without a status). A
-failure of one request -- a 400/413/422 for a context too long or filtered content, an oversized
-200 reply or a JSON one without its choices -- neither counts nor
-resets the count: the next item may well succeed. Nor does a 429: the server is up and its
+status that says the key or the URL is wrong, or a redirect (robojudge follows none). A 200 reply
+whose body is not JSON at all (a proxy's page, an empty body) does not count attempt by attempt: it
+is retried a few times, and the engine counts one failure for an item whose attempts all ended so
+(:class:`~robojudge.judges._backend.NotJSONError`). A failure of one request -- a 400/413/422 for a
+context too long or filtered content, an oversized 200 reply or a JSON one without its choices --
+neither counts nor resets the count: the next item may well succeed. Nor does a 429: the server is up and its
 ``Retry-After`` is honoured instead.
 
 A breaker given ``probe_after_s`` (one per endpoint of a judge fleet) does not stay open for the

@@ -187,10 +187,12 @@ class JudgeConfig(BaseModel):
         deadline_s: Longest one request may take, all its attempts and the waits between them.
         max_reply_bytes: Largest reply body read; a bigger one fails its item (without retries).
         circuit_breaker: Failed attempts in a row (of the endpoint's own: no reply, 5xx, 401/403/
-            404/405/407/408; not a 400/413/422 or a bad 200 reply of one request) after which
+            404/405/407/408, a redirect; a 200 reply that is not JSON once per item whose attempts
+            all ended so; not a 400/413/422 or a bad 200 reply of one request) after which
             nothing more is sent to the endpoint in this run (its remaining items get error rows);
             0 never stops.
-        max_retries: Retries of 429/5xx/timeouts/connection errors before the item fails.
+        max_retries: Retries of 429/5xx/timeouts/connection errors before the item fails (of a 200
+            reply that is not JSON, at most 2).
         backoff_s: First retry delay; doubles each retry, with jitter, capped at ``max_backoff_s``.
         max_backoff_s: Longest wait between retries of our own choosing (a ``Retry-After`` is
             waited for in full, up to ``max_retry_after_s``).

@@ -16,10 +16,13 @@ from typing import Any, Literal
 
 from robojudge._raised import raised_reason, raised_traceback
 from robojudge.judges._backend import (
+    NOT_JSON_MAX_BACKOFF_S,
+    NOT_JSON_RETRIES,
     Backend,
     BackendError,
     ChatRequest,
     Completion,
+    NotJSONError,
     TransientError,
     out_of_files,
 )
@@ -211,6 +214,15 @@ class JudgeEngine:
             if self._opened is not None:
                 self._opened[1].set()
 
+    def _gave_up(self, message: str, not_json: bool) -> BackendError:
+        """The error of a request that ran out of attempts. One whose last reply was a 200 page that is
+        not JSON counts once toward the breaker here (its attempts did not, one by one): an endpoint
+        that always answers so opens it after ``circuit_breaker`` items, a single page costs nothing."""
+        error = BackendError(message)
+        if not_json:
+            self._failed(error)
+        return error
+
     async def _wait_before_retry(self, delay: float) -> None:
         """Sleep ``delay`` seconds, or less when the breaker opens meanwhile: the retry would not be
         sent, and its item's error row need not wait (a fleet's wait for a probe may be minutes)."""
@@ -271,8 +283,9 @@ class JudgeEngine:
                     spent += time.perf_counter() - started
             self.stats.failed_attempts += 1
             self._failed(error)
-            if attempt >= cfg.max_retries:
-                raise BackendError(f"gave up after {attempt + 1} attempts: {error}")
+            not_json = isinstance(error, NotJSONError)
+            if attempt >= (min(cfg.max_retries, NOT_JSON_RETRIES) if not_json else cfg.max_retries):
+                raise self._gave_up(f"gave up after {attempt + 1} attempts: {error}", not_json)
             asked = error.retry_after
             if asked is not None and asked > cfg.max_retry_after_s:
                 raise BackendError(
@@ -282,12 +295,14 @@ class JudgeEngine:
             if asked is not None:  # at least as long as asked, whatever max_backoff_s says
                 delay = asked * self._rng.uniform(1.0, 1.1)
             else:
-                delay = min(cfg.backoff_s * (2**attempt) * self._rng.uniform(0.5, 1.0), cfg.max_backoff_s)
+                longest = min(cfg.max_backoff_s, NOT_JSON_MAX_BACKOFF_S) if not_json else cfg.max_backoff_s
+                delay = min(cfg.backoff_s * (2**attempt) * self._rng.uniform(0.5, 1.0), longest)
             if spent + delay >= deadline:
                 wait = "" if asked is None else f", and the {asked:g} s Retry-After asks for would pass it"
-                raise BackendError(
+                raise self._gave_up(
                     f"gave up after {attempt + 1} attempts, {spent:.1f} s of the {deadline:g} s "
-                    f"deadline spent{wait}: {error}"
+                    f"deadline spent{wait}: {error}",
+                    not_json,
                 )
             attempt += 1
             await self._wait_before_retry(delay)

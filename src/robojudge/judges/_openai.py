@@ -25,6 +25,7 @@ from robojudge.judges._backend import (
     BackendError,
     ChatRequest,
     Completion,
+    NotJSONError,
     TokenLogprob,
     TransientError,
     out_of_files,
@@ -187,8 +188,8 @@ class OpenAIBackend:
             raise BackendError(msg, status=status)
         try:
             return _completion(text_body, self._url, latency, n_images, content_type)
-        except NotJSONError as exc:  # the endpoint's failure: not retried, counted by the breaker
-            raise BackendError(self._mask(str(exc))) from None
+        except NotJSONError as exc:  # retried a few times; the engine counts it once per item
+            raise NotJSONError(self._mask(str(exc)), status=status) from None
         except TransientError as exc:  # status 200: the server answered, the breaker leaves it be
             raise TransientError(self._mask(str(exc)), status=status) from None
 
@@ -278,15 +279,9 @@ def env_proxy(url: str) -> str | None:
     return proxy
 
 
-class NotJSONError(TransientError):
-    """A 200 reply whose body is no JSON object at all (a proxy's login page, an event stream nobody
-    asked for): what the endpoint sends every request, so it is not retried and counts toward the
-    circuit breaker, where a JSON reply that lacks its choices is one request's bad luck."""
-
-
 def _completion(body: str, url: str, latency: float, n_images: int, content_type: str = "") -> Completion:
     """A :class:`Completion` from a 200 reply's body; a malformed one is a transient error, and one
-    that is not JSON at all a :class:`NotJSONError`."""
+    that is not JSON at all a :class:`~robojudge.judges._backend.NotJSONError`."""
     try:
         data = json.loads(body)
     except ValueError:
