@@ -309,25 +309,26 @@ def test_a_changed_token_limit_field_asks_the_model_again(
     assert srv.count == 2  # the third run read the second's reply from the cache
 
 
-def test_extra_headers_split_the_identity_by_a_digest_that_holds_no_value(
+def test_extra_headers_are_transport_only_a_rotated_key_is_the_same_judge(
     make_items: Any, tmp_path: Path, cache: ResponseCache
 ) -> None:
-    secret = "route-7f3a9c2e5b1d4f60"
-    a = judge("http://127.0.0.1:1/v1", extra_headers={"azureml-model-deployment": secret})
-    b = judge("http://127.0.0.1:1/v1", extra_headers={"azureml-model-deployment": "other"})
+    old_key, new_key = "azkey-7f3a9c2e5b1d4f60", "azkey-0c1d2e3f4a5b6c7d"
+    a = judge("http://127.0.0.1:1/v1", extra_headers={"api-key": old_key})
+    b = judge("http://127.0.0.1:1/v1", extra_headers={"api-key": new_key})
     plain = judge("http://127.0.0.1:1/v1")
-    assert "extra_headers" not in plain.identity()
-    assert a.identity() != b.identity() != plain.identity()
-    assert a.identity() == judge("http://127.0.0.1:1/v1",
-                                 extra_headers={"AzureML-Model-Deployment": secret}).identity()
+    # the identity of a judges file with extra_headers is what it was before they joined it
+    assert a.identity() == b.identity() == plain.identity()
     reply = '{"reasoning": "r", "physical_adherence": 4}'
     with FakeServer(lambda body, n: completion(reply, n)) as srv:
-        for j in (a, b):
-            with ResultStore(tmp_path / "r.sqlite") as store:
-                judge_items(make_items(["a"]), j.model_copy(update={"base_url": srv.url}), [PA], store,
+        rows = []
+        for name, j in (("old", a), ("new", b)):
+            with ResultStore(tmp_path / f"{name}.sqlite") as store:
+                judge_items(make_items(["a", "b"]), j.model_copy(update={"base_url": srv.url}), [PA], store,
                             cache=cache)
-                rows = store.rows()
-    assert srv.count == 2  # the second headers were not answered from the first's cached reply
-    assert len({r.config_hash for r in rows}) == 2
+                rows += store.rows()
+        keys = [{k.lower(): v for k, v in h.items()}.get("api-key") for h in srv.headers]
+    # the new key's run read the old key's cached replies: nothing was asked again
+    assert srv.count == 2 and keys == [old_key, old_key]
+    assert len(rows) == 4 and len({r.config_hash for r in rows}) == 1
     stored = json.dumps([r.config for r in rows] + [r.details for r in rows], default=str)
-    assert secret not in stored
+    assert old_key not in stored and new_key not in stored

@@ -218,7 +218,9 @@ class JudgeConfig(BaseModel):
         extra_body: Extra JSON merged into each request body; not the fields robojudge sets itself
             (``model``, ``messages``, ``temperature``, ``top_p``, ``seed``, ``max_tokens``,
             ``max_completion_tokens``, ``logprobs``, ``top_logprobs``).
-        extra_headers: Extra HTTP headers (not secrets: use ``api_key_env``); in the identity as a digest.
+        extra_headers: Extra HTTP headers: transport only, not part of the identity or the cache key
+            (an ``api-key`` header is masked in messages; prefer ``api_key_env``). A header that picks
+            the model or its weights belongs in ``model`` or ``base_url`` instead.
         prices: Token prices for cost accounting.
     """
 
@@ -365,9 +367,6 @@ class JudgeConfig(BaseModel):
             "image_quality": self.image_quality,
             "sampling": self.sampling.identity(),
             "extra_body": self.extra_body,
-            # a digest, never the values (a gateway key may ride in one); only when set, so judges
-            # declared without them keep their config hashes. A header may pick the deployment that answers.
-            **({"extra_headers": headers_digest(self.extra_headers)} if self.extra_headers else {}),
             **({"revision": self.revision} if self.revision else {}),
             # only when set, so judges declared without them keep their config hashes; a model's
             # weights in a local folder, and a dtype other than auto, change its answers
@@ -377,13 +376,6 @@ class JudgeConfig(BaseModel):
             # a mock judge's answers are its scripted replies: other replies are another judge
             **({"replies": self.replies} if self.backend == "mock" else {}),
         }
-
-
-def headers_digest(headers: dict[str, str]) -> str:
-    """A digest of HTTP headers, names (case-folded) and values: it tells two sets apart in a judge's
-    identity and cache keys without holding any value."""
-    pairs = sorted((name.lower(), value) for name, value in headers.items())
-    return "sha256:" + hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16]
 
 
 _KEY_PREFIXES = ("hf_", "gsk_", "sk_", "sk-", "ghp_", "gho_", "ghs_", "github_pat_", "xai-", "nvapi-",
