@@ -138,13 +138,25 @@ def test_a_turn_whose_request_failed_drops_out_of_the_vote_and_is_named(
         summary, (row,) = run(make_items(["a"]), j, tmp_path, cache, samples=3)
     d = row.details
     assert row.status == "ok" and row.value == 4 and summary.scored == 1 and d is not None
-    assert d["votes"] == [4, 4, None] and d["valid_turns"] == 2 and d["agreement"] is False
+    assert d["votes"] == [4, 4, None] and d["valid_turns"] == 2
+    # a transport error is no disagreement: the two turns that answered agree
+    assert d["agreement"] is True and d["answered_turns"] == 2
     assert d["failed_turns"] == [3]
     failed = d["turns"][2]
     assert failed["parse_status"] == "request failed" and failed["score"] is None
     assert failed["error"].startswith("request failed: ") and f"HTTP {failure.status}" in failed["error"]
     assert [t["raw"] for t in d["turns"][:2]] == [['{"reasoning": "seed 0", "physical_adherence": 4}'],
                                                    ['{"reasoning": "seed 1", "physical_adherence": 4}']]
+
+
+def test_turns_that_answered_and_differ_still_disagree_beside_a_failed_one(
+    make_items: Any, tmp_path: Path, cache: ResponseCache
+) -> None:
+    bad = Reply("boom", status=500)
+    with FakeServer(_by_seed({0: 4, 1: 3, 2: 4, 3: bad, 4: 4})) as srv:
+        _, (row,) = run(make_items(["a"]), judge(srv.url, circuit_breaker=0), tmp_path, cache, samples=5)
+    assert row.details is not None and row.details["agreement"] is False
+    assert row.details["answered_turns"] == 4 and row.details["failed_turns"] == [4]
 
 
 def test_with_most_turns_failed_the_row_is_an_error_that_keeps_the_answered_turn(

@@ -120,3 +120,21 @@ def test_turn_counts_read_from_old_and_new_rows() -> None:
 
     assert turn_count({"turns": 3}) == 3 and turn_count({"n_turns": 5, "turns": [{}] * 5}) == 5
     assert turn_count({"votes": [1, 2]}) == 2 and turn_count({}) == 0
+
+
+def test_a_turn_whose_request_failed_is_no_disagreement() -> None:
+    items = [Item(item_id=f"i{k}", video="v.mp4") for k in range(3)]
+    # as stored before the fix: agreement False because one turn's request failed
+    failed = _voted("i0", "pa", [4, 4, 4, 4])
+    assert failed.details is not None
+    failed.details.update(votes=[4, 4, 4, 4, None], agreement=False, failed_turns=[5], n_turns=5)
+    unparsable = _voted("i1", "pa", [4, 4, 4, 4])  # an unparsable turn is a disagreement still
+    assert unparsable.details is not None
+    unparsable.details.update(votes=[4, None, 4, 4, 4], agreement=False, n_turns=5)
+    rows = [failed, unparsable, _voted("i2", "pa", [3, 3, 3, 3, 3])]
+    (pa,) = judge_self_consistency(rows, items)
+    assert (pa.items, pa.agree, pa.partial) == (3, 2, 1)
+    sec = overview_section(ReportInput(rows, items, higher_is_better))
+    (table,) = [t for t in sec.tables if t.name == "judge_self_consistency"]
+    assert table.rows[0][5].value == pytest.approx(200 / 3)
+    assert "over the turns that answered" in table.note and "vlm pa: 1 of 3" in table.note

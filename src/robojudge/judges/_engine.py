@@ -32,7 +32,13 @@ from robojudge.judges._config import JudgeConfig
 from robojudge.judges._frames import FrameLoader
 from robojudge.judges._parse import ParseResult, answer_is_final, parse_reply
 from robojudge.judges._rubric import Rubric
-from robojudge.judges._scoring import EXPECTED_FALLBACK, Scoring, expected_score, majority_vote
+from robojudge.judges._scoring import (
+    EXPECTED_FALLBACK,
+    Scoring,
+    answered_agreement,
+    expected_score,
+    majority_vote,
+)
 from robojudge.judges._secrets import Redactor
 from robojudge.video import SampledFrames, VideoError
 
@@ -545,6 +551,9 @@ class JudgeEngine:
             return RubricResult(rubric, "error", None, _clip(message), seconds, details)
         result = self._combine(rubric, turns, frames, seconds)
         result.details["failed_turns"] = [t + 1 for t in failed]
+        if "agreement" in result.details:  # a transport error is no disagreement: over the turns answered
+            result.details["agreement"] = answered_agreement(result.details)
+            result.details["answered_turns"] = answered
         return result
 
     def _combine(

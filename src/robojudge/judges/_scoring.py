@@ -113,6 +113,14 @@ class Vote:
         }
 
 
+def answered_agreement(details: dict[str, Any]) -> bool:
+    """Whether the turns of a voted row that got a reply all gave the same score (an unparsable one
+    disagrees); a turn whose request failed (``details.failed_turns``, numbered from 1) is left out."""
+    failed = set(details.get("failed_turns") or ())
+    votes = [v for i, v in enumerate(details.get("votes") or []) if i + 1 not in failed]
+    return bool(votes) and None not in votes and len(set(votes)) == 1
+
+
 def majority_vote(scores: list[float | None]) -> Vote | None:
     """Aggregate per-turn scores; ``None`` when no turn produced a score."""
     valid = [s for s in scores if s is not None]

@@ -436,7 +436,8 @@ class SelfConsistency:
             the PA/IA configuration it shares its settings with, else its own series' label).
         rubric: The rubric's id (``pa``, ``ia``, ``roboworm_physics``, a rubric file's id).
         items: Items with votes (judged with several turns).
-        agree: Of those, items whose turns all gave the same score.
+        agree: Of those, items whose turns all gave the same score: the turns that answered, where a
+            turn's request failed (a transport error is no disagreement; an unparsable reply is one).
         mean_std: Mean over those items of the population standard deviation of their turns' scores, on
             the rubric's own scale.
         turns: The turn counts seen (one, unless the suite was judged with several ``--samples``).
@@ -444,6 +445,7 @@ class SelfConsistency:
             seconds over the seconds of video judged (NaN when no row says).
         scale: ``(lowest, highest)`` score of a built-in rubric the rows were judged with unchanged (its
             digest matches), else None.
+        partial: Items with turns whose request failed (their agreement is over the turns answered).
     """
 
     judge: str
@@ -454,6 +456,8 @@ class SelfConsistency:
     turns: tuple[int, ...]
     latency_per_video_s: float = math.nan
     scale: tuple[float, float] | None = None
+    partial: int = 0
+    """Items of ``items`` with turns whose request failed, their agreement taken over fewer turns."""
 
     @property
     def agreement_rate(self) -> float:
@@ -529,7 +533,7 @@ def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
     """
     ids = {it.item_id for it in items}
     owner = _rubric_owners(rows, judge_series(rows) if stored is None else stored.judges)
-    votes: dict[tuple[str, str], list[tuple[bool, float, int, float]]] = {}
+    votes: dict[tuple[str, str], list[tuple[bool, float, int, float, bool]]] = {}
     scales: dict[tuple[str, str], tuple[float, float] | None] = {}
     for r in rows:
         who = owner.get(SeriesKey(r.metric, r.config_hash, r.version))
@@ -538,17 +542,25 @@ def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
             continue
         latency = d.get("latency_per_video_s")
         timed = float(latency) if isinstance(latency, int | float) else math.nan
-        votes.setdefault(who[:2], []).append((bool(d["agreement"]), float(d.get("std") or 0.0),
-                                              turn_count(d), timed))
+        # a turn whose request failed is left out (rows stored before counted it as a disagreement)
+        partial = bool(d.get("failed_turns"))
+        if partial:
+            from robojudge.judges._scoring import answered_agreement
+
+            agreed = answered_agreement(d)
+        else:
+            agreed = bool(d["agreement"])
+        votes.setdefault(who[:2], []).append((agreed, float(d.get("std") or 0.0), turn_count(d), timed,
+                                              partial))
         scales.setdefault(who[:2], _rubric_scale(who[2].config))
     out = []
     for (label, rubric), v in sorted(votes.items()):
-        turns = tuple(sorted({t for _, _, t, _ in v}))
-        latencies = [t for *_, t in v if math.isfinite(t)]
-        out.append(SelfConsistency(label, rubric, len(v), sum(a for a, _, _, _ in v),
-                                   float(np.mean([sd for _, sd, _, _ in v])), turns,
+        turns = tuple(sorted({t for _, _, t, _, _ in v}))
+        latencies = [t for _, _, _, t, _ in v if math.isfinite(t)]
+        out.append(SelfConsistency(label, rubric, len(v), sum(a for a, *_ in v),
+                                   float(np.mean([sd for _, sd, *_ in v])), turns,
                                    float(np.mean(latencies)) if latencies else math.nan,
-                                   scales[label, rubric]))
+                                   scales[label, rubric], sum(p for *_, p in v)))
     return out
 
 

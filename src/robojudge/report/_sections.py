@@ -22,7 +22,7 @@ import numpy as np
 from robojudge import DEFAULT_SEED
 from robojudge.meta import MIN_CLUSTERS, ClusterBootstrap, ConfigKey, Estimate, group_means
 from robojudge.metric_info import NetworkInfo
-from robojudge.report._judges import judge_coverage, judge_self_consistency
+from robojudge.report._judges import SelfConsistency, judge_coverage, judge_self_consistency
 from robojudge.report._leaderboard import (
     Direction,
     Feature,
@@ -397,7 +397,8 @@ def overview_section(inp: ReportInput) -> Section:
                     "share whose turns all gave the same score, the mean standard deviation of the turns' "
                     "scores on that rubric's scale (rubrics are never pooled: a 1-3 verdict and a 1-5 score "
                     "spread differently), and the mean request seconds, all turns together, per second of "
-                    "video judged. Scale: that of a built-in rubric judged unchanged, else blank.")
+                    "video judged. Scale: that of a built-in rubric judged unchanged, else blank."
+                    + _partial_note(consistency))
         for sc in consistency:
             turns = "/".join(map(str, sc.turns))
             scale = f"{sc.scale[0]:g}-{sc.scale[1]:g}" if sc.scale is not None else ""
@@ -413,6 +414,15 @@ def overview_section(inp: ReportInput) -> Section:
         sec.intro += (f" {n_out} {'row belongs' if n_out == 1 else 'rows belong'} to ids that are not items "
                       f"{what}; they stay out of the per-item tables and are listed in the last table.")
     return sec
+
+
+def _partial_note(consistency: Sequence[SelfConsistency]) -> str:
+    """Which agreement rates rest on fewer turns for some items, a turn's request having failed."""
+    parts = [f"{sc.judge} {sc.rubric}: {sc.partial} of {sc.items}" for sc in consistency if sc.partial]
+    if not parts:
+        return ""
+    return (" Items with a turn whose request failed agree or not over the turns that answered (a "
+            "transport error is no disagreement; an unparsable reply is one): " + "; ".join(parts) + ".")
 
 
 def _hidden_table(hidden: Sequence[FailedSeries]) -> Table:
