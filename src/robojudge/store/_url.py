@@ -110,11 +110,12 @@ def parse_url(url: str | os.PathLike[str]) -> URL:
         raise StoreError(f"not a database URL: {mask_text(url)} (an @ in the host: {unencoded_at})")
     # A / or ? after the password's @ ended the host there: the rest of the password became the host,
     # and the database name or the query (which would be shown, and looked up). A later @ is taken for
-    # one of the password's (an @ in a database name or a query value is written %40 too).
+    # one of the password's, though it may be in the database name or a query value (written %40 too):
+    # which of them holds it cannot be told, so the message names all three.
     userinfo = _PASSWORD_IN_URL.search(url)
     if parsed.password is not None and userinfo and "@" in userinfo.group(2):
-        raise StoreError(f"not a database URL: {mask_text(url)} (an @ after the host: {unencoded_at}, as in "
-                         "a database name or a query)")
+        raise StoreError(f"not a database URL: {mask_text(url)} (an @ after the host: it may be in the "
+                         "password, the database name or the query; write each @ there as %40)")
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     backend = parsed.get_backend_name()
