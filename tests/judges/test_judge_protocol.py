@@ -16,6 +16,7 @@ import pytest
 from _judge_server import FakeServer, Reply
 
 from robojudge.judges import ResponseCache, get_rubric, make_judge
+from robojudge.judges._openai import endpoint_url
 from robojudge.run._judge import judge_items
 from robojudge.store import ResultStore, served_models
 
@@ -277,7 +278,17 @@ def test_a_redirect_is_named_in_the_error_and_not_followed(
     assert row.status == "error"
     assert (f"HTTP {status} from {url}/chat/completions: the endpoint redirects to "
             "http://127.0.0.1:9/v1/chat/completions") in (row.error or "")
-    assert "set base_url" in (row.error or "")
+    # the advice, followed, reaches the new address (not .../chat/completions/chat/completions)
+    assert "set base_url to http://127.0.0.1:9/v1" in (row.error or "")
+    assert endpoint_url("http://127.0.0.1:9/v1") == "http://127.0.0.1:9/v1/chat/completions"
+
+
+def test_base_url_of_a_redirect_target() -> None:
+    from robojudge.judges._openai import base_url_of
+
+    assert base_url_of("https://h/v1/chat/completions?api-version=2") == "https://h/v1?api-version=2"
+    assert base_url_of("https://h/openai/chat/completions/") == "https://h/openai"
+    assert base_url_of("https://h/login") is None
 
 
 # -- the request and the judge's identity ----------------------------------------------------------------

@@ -173,10 +173,14 @@ class OpenAIBackend:
         if 300 <= status < 400:
             from urllib.parse import urljoin
 
-            where = escape_controls(urljoin(self._url, location)) if location else "no address (no Location)"
+            target = urljoin(self._url, location) if location else None
+            where = escape_controls(target) if target else "no address (no Location)"
+            base = base_url_of(target) if target else None
+            advice = (f"set base_url to {escape_controls(base)}" if base is not None else
+                      "set base_url to the API's new address (the part before /chat/completions)")
             raise BackendError(
                 self._mask(f"HTTP {status} from {self._url}: the endpoint redirects to {where}; "
-                           "robojudge does not follow redirects: set base_url to the new address"),
+                           f"robojudge does not follow redirects: {advice}"),
                 status=status,
             )
         if status != 200:
@@ -251,6 +255,18 @@ def endpoint_url(base_url: str) -> str:
 
     parts = urlsplit(base_url)
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/chat/completions"))
+
+
+def base_url_of(endpoint: str) -> str | None:
+    """The ``base_url`` whose :func:`endpoint_url` is ``endpoint``, or ``None`` when ``endpoint`` is no
+    chat-completions URL (its path does not end in ``/chat/completions``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(endpoint)
+    path = parts.path.rstrip("/")
+    if not path.endswith("/chat/completions"):
+        return None
+    return urlunsplit(parts._replace(path=path.removesuffix("/chat/completions")))
 
 
 def _size(n: int) -> str:
