@@ -319,6 +319,20 @@ def test_token_limit_field_is_in_the_identity_only_when_not_the_default() -> Non
         judge("http://127.0.0.1:1/v1", extra_body={"max_completion_tokens": 10})
 
 
+@pytest.mark.parametrize("field", ["max_completion_tokens", "max_tokens"])
+def test_a_token_limit_in_extra_body_is_refused_with_an_accurate_reason(field: str) -> None:
+    with pytest.raises(ValueError) as info:
+        judge("http://127.0.0.1:1/v1", extra_body={field: 10, "top_k": 5})
+    text = str(info.value)
+    # under the default field robojudge does not send max_completion_tokens: not "in every request"
+    assert "in every request" not in text
+    assert f"{field} cannot be set here: robojudge sends the token limit itself" in text
+    assert "sampling.token_limit_field" in text and "new config hash" in text
+    with pytest.raises(ValueError) as both:
+        judge("http://127.0.0.1:1/v1", extra_body={"seed": 1, field: 10})
+    assert "seed is set by robojudge in every request" in str(both.value) and field in str(both.value)
+
+
 def test_a_changed_token_limit_field_asks_the_model_again(
     make_items: Any, tmp_path: Path, cache: ResponseCache
 ) -> None:

@@ -168,6 +168,10 @@ _SET_BY_ROBOJUDGE = {
 }
 """Request body fields robojudge writes itself, and where each is set instead of ``extra_body``."""
 
+_TOKEN_LIMIT_FIELDS = frozenset({"max_tokens", "max_completion_tokens"})
+"""The two names the token limit may go out under (``sampling.token_limit_field``): robojudge sends one
+of them, or neither, not both in every request."""
+
 _NO_FLEET = frozenset({"hf", "mock"})
 """Backends that serve from this process and so take no endpoints."""
 
@@ -316,11 +320,23 @@ class JudgeConfig(BaseModel):
     def _not_set_by_robojudge(cls, v: dict[str, Any]) -> dict[str, Any]:
         # Merged last into the body, these replaced what robojudge sends and stores (the seeds that tell
         # a vote's turns apart, the model the row names) without a word.
-        taken = [k for k in v if k in _SET_BY_ROBOJUDGE]
+        taken = [k for k in v if k in _SET_BY_ROBOJUDGE and k not in _TOKEN_LIMIT_FIELDS]
+        problems = []
         if taken:
             use = "; ".join(f"{k}: use {_SET_BY_ROBOJUDGE[k]}" for k in taken)
-            raise ValueError(f"{', '.join(taken)} {'is' if len(taken) == 1 else 'are'} set by robojudge in "
-                             f"every request and cannot be overridden here ({use})")
+            problems.append(f"{', '.join(taken)} {'is' if len(taken) == 1 else 'are'} set by robojudge in "
+                            f"every request and cannot be overridden here ({use})")
+        for k in (k for k in v if k in _TOKEN_LIMIT_FIELDS):
+            # robojudge sends one of the two (or neither) as sampling.token_limit_field says; the other
+            # merged here would go out beside it, and the server would pick one of its own choosing
+            problems.append(
+                f"{k} cannot be set here: robojudge sends the token limit itself, sampling.max_tokens, under "
+                "the name sampling.token_limit_field gives (max_tokens by default, max_completion_tokens, or "
+                f"none for no limit): use {_SET_BY_ROBOJUDGE[k]} (a judge moved so from extra_body gets a "
+                "new config hash, and its items are judged again)"
+            )
+        if problems:
+            raise ValueError("; ".join(problems))
         return v
 
     def api_key(self) -> str | None:
