@@ -71,7 +71,7 @@ from robojudge.judges._messages import (
 )
 from robojudge.judges._parse import ParseResult, find_json_object, parse_reply
 from robojudge.judges._rubric import RUBRICS, Rubric, RubricError, get_rubric, load_rubric_file
-from robojudge.judges._scoring import Scoring, Vote, expected_score, majority_vote
+from robojudge.judges._scoring import Scoring, Vote, answered_agreement, expected_score, majority_vote
 from robojudge.judges._specialized import (
     SPECIALIZED,
     NativeScoreError,
@@ -132,6 +132,7 @@ __all__ = [
     "load_judges_file",
     "load_rubric_file",
     "majority_vote",
+    "answered_agreement",
     "make_backend",
     "make_judge",
     "out_of_files",

@@ -545,7 +545,7 @@ def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
         # a turn whose request failed is left out (rows stored before counted it as a disagreement)
         partial = bool(d.get("failed_turns"))
         if partial:
-            from robojudge.judges._scoring import answered_agreement
+            from robojudge.judges import answered_agreement
 
             agreed = answered_agreement(d)
         else:
