@@ -153,6 +153,22 @@ class ClusterBootstrap:
                                                     else sizes[stratum_of_cluster] == 1)
         self.n_lone_clusters = int(self.lone_cluster.sum())
 
+    def count_strata(self, strata: npt.ArrayLike | None) -> None:
+        """Count :attr:`n_strata` and the lone clusters against ``strata`` (one per item; one stratum if
+        None), which the strata drawn within split further (:func:`group_bootstrap`): a cluster stays lone
+        where it is alone in its stratum there, as in the draws, since only there is it drawn once in
+        every replicate."""
+        n = self.item_cluster.size
+        of_item = np.zeros(n, dtype=np.intp) if strata is None else _codes(strata, n, "strata")
+        of_cluster = np.zeros(self.n_clusters, dtype=np.intp)
+        of_cluster[self.item_cluster] = of_item
+        self.n_strata = int(np.unique(of_cluster).size) if self.n_clusters else 0
+        sizes = np.bincount(of_cluster, minlength=1)
+        alone = (np.zeros(self.n_clusters, dtype=bool) if self.n_strata == self.n_clusters
+                 else sizes[of_cluster] == 1)
+        self.lone_cluster = self.lone_cluster & alone
+        self.n_lone_clusters = int(self.lone_cluster.sum())
+
     def count_chunks(self, chunk: int = 2000) -> Iterator[tuple[slice, IntMatrix]]:
         """Yield ``(rows, counts[rows])`` in blocks of at most ``chunk`` replicates."""
         for start in range(0, self.n_replicates, chunk):
@@ -192,6 +208,72 @@ class ClusterBootstrap:
         out = np.zeros((self.n_clusters, per_item.shape[1]), dtype=per_item.dtype)
         np.add.at(out, self.item_cluster, per_item)
         return out
+
+
+#: Fewest clips a (source, generator) cell needs for :func:`group_bootstrap` to resample it on its own;
+#: a generator with a smaller cell is resampled over all its sources at once.
+MIN_CELL_CLUSTERS = 2
+
+
+def group_bootstrap(clusters: npt.ArrayLike, groups: npt.ArrayLike, strata: npt.ArrayLike | None = None,
+                    n_replicates: int = PAPER_REPLICATES, seed: int | None = DEFAULT_SEED
+                    ) -> tuple[ClusterBootstrap, bool]:
+    """The :class:`ClusterBootstrap` of means compared across ``groups`` (generators), and whether those
+    groups are independent samples; the leaderboard, the report's overview and its RoboPhys-3D intervals
+    all draw through it, so one seed gives them the same replicates.
+
+    Where some cluster (clip) holds items of two groups, the clusters are drawn within ``strata`` only,
+    as :class:`ClusterBootstrap` does, and the groups are compared on the same draws. Where none does (own
+    clips, or items without ``clip_id``, each its own cluster) and two groups or more are present, the
+    groups share nothing to pair, and each group's clusters are drawn among its own: a group keeps its
+    number of clips in every replicate instead of a count that varies with the draw. Within a group the
+    clusters are drawn per stratum where each of the group's strata holds at least
+    :data:`MIN_CELL_CLUSTERS` of them; otherwise over all the group's strata at once, so that no
+    (stratum, group) cell of one clip is held fixed in every replicate.
+
+    ``n_strata``, ``lone_cluster`` and ``n_lone_clusters`` of the result count the caller's strata, not
+    those internal cells: a lone cluster is alone in its stratum (source) and also drawn once in every
+    replicate. ``one_per_stratum`` stays that of the draws.
+    """
+    cl = np.asarray(clusters)
+    n = int(cl.shape[0]) if cl.ndim else 0
+    cluster, group = _codes(cl, n, "clusters"), _codes(_as_labels(groups, n, "groups"), n, "groups")
+    layer = [""] * n if strata is None else _as_labels(strata, n, "strata").tolist()
+    n_groups = int(group.max()) + 1 if n else 0
+    if not _independent(cluster, group):
+        return ClusterBootstrap(cl, strata, n_replicates, seed), False
+    cells: dict[tuple[int, str], set[int]] = {}
+    for c, g, s in zip(cluster.tolist(), group.tolist(), layer, strict=True):
+        cells.setdefault((g, s), set()).add(c)
+    split = np.ones(n_groups, dtype=bool)
+    for (g, _), members in cells.items():
+        split[g] &= len(members) >= MIN_CELL_CLUSTERS
+    # "g\x1fs" for a group drawn per stratum, "g\x1e" for one drawn over all its strata: never equal.
+    drawn = [f"{g}\x1f{s}" if split[g] else f"{g}\x1e" for g, s in zip(group.tolist(), layer, strict=True)]
+    boot = ClusterBootstrap(cl, drawn, n_replicates, seed)
+    boot.count_strata(strata)
+    return boot, True
+
+
+def independent_groups(clusters: npt.ArrayLike, groups: npt.ArrayLike) -> bool:
+    """Whether two groups or more are present and no cluster holds items of two of them: the rule by which
+    :func:`group_bootstrap` draws each group's clusters among its own."""
+    n = int(np.asarray(clusters).shape[0])
+    return _independent(_codes(clusters, n, "clusters"), _codes(_as_labels(groups, n, "groups"), n, "groups"))
+
+
+def _independent(cluster: npt.NDArray[np.intp], group: npt.NDArray[np.intp]) -> bool:
+    if cluster.size == 0 or int(group.max()) < 1:
+        return False
+    pairs = np.unique(np.stack([cluster, group]), axis=1)
+    return bool(pairs.shape[1] == int(cluster.max()) + 1)
+
+
+def _as_labels(labels: npt.ArrayLike, n: int, name: str) -> npt.NDArray[Any]:
+    arr = np.asarray(labels, dtype=object)
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have one entry per item ({n}), got shape {arr.shape}")
+    return np.asarray([str(x) for x in arr.tolist()], dtype=object)
 
 
 def summarize_replicates(replicates: FloatArray, level: float = 0.95

@@ -34,8 +34,9 @@ from robojudge import DEFAULT_SEED
 from robojudge.meta._agreement import FloatArray, as_float_vector
 from robojudge.meta._bootstrap import (
     CONSTANT_WHYS,
-    ClusterBootstrap,
     constant_replicates,
+    group_bootstrap,
+    independent_groups,
     interval_gate,
     summarize_replicates,
 )
@@ -125,7 +126,9 @@ class Leaderboard:
             every P(rank) and rank range there. Under half of :attr:`n_replicates`, P(rank) and the rank
             ranges on that target are withheld (:meth:`bootstrap_notes`), as an interval is.
         unpaired: No clip holds items of two generators, so each generator's clips were resampled
-            among its own (strata: source and generator): the generators are independent samples.
+            among its own, within each source where every one of its sources holds two clips or more
+            (:func:`~robojudge.meta.group_bootstrap`): the generators are independent samples.
+            :attr:`n_strata` and :attr:`n_lone_clusters` still count the sources given.
     """
 
     axes: tuple[str, ...]
@@ -192,7 +195,7 @@ class Leaderboard:
         if self.unpaired:
             out.append("No clip holds items of two generators, so the generators are independent samples: "
                        "each one's clips (or items, without clip_id) were resampled among its own, within "
-                       "their source")
+                       "their source where each of its sources holds two or more")
         for t in self.targets:
             n = self.rank_replicates.get(t, self.n_replicates)
             if n >= self.n_replicates or not any(e.standings[t].rank is not None for e in self.entries):
@@ -316,15 +319,14 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
     if cl.shape != (n,):
         raise ValueError(f"clusters must have one entry per item ({n}), got shape {cl.shape}")
     # No clip holding items of two generators (items without clip_id are each a cluster of their own):
-    # nothing is paired, and the generators are independent samples. Their clips are then resampled
-    # within each generator (and source), so each generator keeps its own number of clips in every
-    # replicate; drawn from one pool, a generator's count would vary from replicate to replicate
+    # nothing is paired, and the generators are independent samples, each resampled among its own clips
+    # (group_bootstrap, as the report's overview does), so each generator keeps its own number of clips in
+    # every replicate; drawn from one pool, a generator's count would vary from replicate to replicate
     # (Binomial), widening its interval, and a replicate could miss a generator altogether.
-    unpaired = _unpaired(cl, code, g_count)
-    if unpaired:
-        layer = [""] * n if strata is None else [str(x) for x in np.asarray(strata, dtype=object).tolist()]
-        strata = [f"{s}\x1f{names[g]}" for s, g in zip(layer, code.tolist(), strict=True)]
-    boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 else None
+    # (by name, as group_means passes them: the same names give the same draws)
+    gen_names = [names[g] for g in code.tolist()]
+    boot, unpaired = (group_bootstrap(cl, gen_names, strata, bootstrap, seed) if bootstrap > 0
+                      else (None, independent_groups(cl, gen_names)))
     clip_names, clip_inv = np.unique(cl.astype(str), return_inverse=True)
     clip = clip_inv.reshape(-1).astype(np.intp)
     counts = [clip_counts(ok[:, ai], code, g_count, clip, clip_names.size) for ai in range(a_count)]
@@ -424,15 +426,6 @@ def generator_leaderboard(scores: Mapping[str, npt.ArrayLike], generators: Seque
                        boot.n_lone_clusters if boot else 0, tuple(coverage), matched, matched_clips,
                        higher_is_better, {t: int(rank_n[ti]) for ti, t in enumerate(targets)} if boot else {},
                        unpaired)
-
-
-def _unpaired(clusters: npt.NDArray[Any], code: npt.NDArray[np.intp], g_count: int) -> bool:
-    """Whether two generators or more are ranked and no cluster holds items of two of them."""
-    if g_count < 2 or clusters.size == 0:
-        return False
-    _, cl_code = np.unique(clusters.astype(str), return_inverse=True)
-    pairs = np.unique(np.stack([cl_code.reshape(-1), np.asarray(code)]), axis=1)
-    return bool(pairs.shape[1] == np.unique(cl_code).size)
 
 
 def _as_scored(e: Estimate, sign: float) -> Estimate:
