@@ -7,11 +7,18 @@ and counted 6 strata for 2 sources. F4: the overview still pooled, so the same m
 intervals. With clips shared across generators nothing changes (values computed at 96426f7a).
 """
 
+import csv
+import json
+
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+from robojudge.cli import app
 from robojudge.meta import generator_leaderboard, group_bootstrap, group_means, lone_clusters_note
 from robojudge.report._leaderboard import board_notes
+from robojudge.store import ResultRow, ResultStore
+from robojudge.suite import Item
 
 
 def _lone_shape() -> tuple[list[str], list[str], list[str], np.ndarray]:
@@ -60,6 +67,31 @@ def test_a_clip_alone_in_its_source_and_held_once_is_still_noted() -> None:
     assert lone_clusters_note(boot.n_lone_clusters, boot.n_clusters).startswith("1 of 9 clips")
 
 
+def test_overview_means_and_leaderboard_give_the_same_intervals_unpaired() -> None:
+    gens, srcs, ids, vals = _lone_shape()
+    means = group_means(vals, gens, ids, srcs, bootstrap=300, seed=7)
+    board = generator_leaderboard({"m": vals}, gens, ids, srcs, bootstrap=300, seed=7)
+    assert board.unpaired
+    for e in board.entries:
+        s, m = e.standings["m"].score, means[e.generator][0]
+        assert (m.low, m.high) == (s.low, s.high)
+
+
+def test_many_generators_get_the_same_draws_in_the_overview_and_on_the_board() -> None:
+    # 12 generators: names sort otherwise than their indices as text ("g10" < "g2", "10" < "2")
+    rng = np.random.default_rng(4)
+    gens = [f"g{k}" for k in range(12) for _ in range(6)]
+    srcs = ["s1" if j % 2 else "s2" for k in range(12) for j in range(6)]
+    ids = [f"i{k}" for k in range(len(gens))]
+    vals = rng.uniform(0, 1, len(gens))
+    means = group_means(vals, gens, ids, srcs, bootstrap=200, seed=3)
+    board = generator_leaderboard({"m": vals}, gens, ids, srcs, bootstrap=200, seed=3)
+    assert board.unpaired
+    for e in board.entries:
+        s, m = e.standings["m"].score, means[e.generator][0]
+        assert (m.low, m.high) == (s.low, s.high)
+
+
 # Computed with robojudge at 96426f7a (before the within-generator resampling), same inputs and seed.
 _SHARED_AT_96426F7A = {"a": (0.26719375, 0.57715625), "b": (0.38430625, 0.605828125),
                        "c": (0.646734375, 0.9963375)}
@@ -87,3 +119,33 @@ def test_shared_clips_keep_the_intervals_of_96426f7a() -> None:
     assert board.n_strata == 2 and board.n_lone_clusters == 0
 
 
+def test_report_overview_and_metric_leaderboard_print_the_same_interval(tmp_path) -> None:
+    gens, srcs, ids, vals = _lone_shape()
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "v.mp4").write_bytes(b"")
+    items = [Item(item_id=i, video="v.mp4", source=s, generator=g)
+             for i, s, g in zip(ids, srcs, gens, strict=True)]
+    (suite / "suite.jsonl").write_text("".join(
+        json.dumps(it.model_dump(exclude_none=True, exclude_defaults=True)) + "\n" for it in items))
+    db = tmp_path / "results.sqlite"
+    with ResultStore(f"sqlite:///{db}") as store:
+        store.add([ResultRow(item_id=i, metric="iq1_ssim", config_hash="h", version="1", status="ok",
+                             value=float(v)) for i, v in zip(ids, vals, strict=True)])
+    runner = CliRunner()
+    out = tmp_path / "report"
+    r = runner.invoke(app, ["report", str(suite / "suite.jsonl"), "--db", str(db), "--out", str(out),
+                            "--bootstrap", "300"])
+    assert r.exit_code == 0, r.output
+    rows = csv.DictReader((out / "tables" / "summary.csv").open())
+    row = next(x for x in rows if x["metric"] == "iq1_ssim")
+    assert "within each generator" in (out / "tables" / "summary.md").read_text()
+    r = runner.invoke(app, ["leaderboard", "generators", str(suite / "suite.jsonl"), "--db", str(db),
+                            "--scores", "metric:iq1_ssim", "--bootstrap", "300", "--json"])
+    assert r.exit_code == 0, r.output
+    board = json.loads(r.stdout)
+    assert board["bootstrap"]["unpaired"] and board["bootstrap"]["strata"] == 2
+    for e in board["entries"]:
+        t = e["targets"]["iq1_ssim"]
+        g = e["generator"]
+        assert (float(row[f"{g}_low"]), float(row[f"{g}_high"])) == (t["low"], t["high"])

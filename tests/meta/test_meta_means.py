@@ -134,6 +134,9 @@ def test_clips_alone_in_their_stratum_are_counted_per_cell():
               for c in clusters]
     groups = ["a" if int(c[1:]) < 6 else "b" for c in clusters]
     groups[:6] = ["b"] * 6  # group b also holds clips c0-c2
+    # and clip c0 holds an item of each group: the groups are paired, so drawn within the sources only
+    # (with no clip shared, b's clips would be drawn among b's own, c6 and c7 included: none held fixed)
+    groups[0] = "a"
     x = np.arange(16.0)
     out = group_means(x, groups, clusters, strata, bootstrap=200, seed=0)
     assert out["a"][0].n_lone_clusters == 0

@@ -20,6 +20,7 @@ from robojudge.meta._agreement import FloatArray
 from robojudge.meta._bootstrap import (
     ClusterBootstrap,
     constant_replicates,
+    group_bootstrap,
     interval_gate,
     summarize_replicates,
 )
@@ -126,7 +127,8 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
         values: ``(items, columns)`` values; NaN = no value (left out, not counted).
         groups: Group per item (for example the generator).
         clusters: Cluster per item (clip); each item is its own cluster if None.
-        strata: Stratum per item (source); one stratum if None.
+        strata: Stratum per item (source); one stratum if None. Where no cluster holds items of two
+            groups, each group's clusters are drawn among its own (:func:`~robojudge.meta.group_bootstrap`).
         bootstrap: Replicates; 0 gives means without intervals.
         seed: Seed of the draws.
         level: Interval coverage.
@@ -145,7 +147,8 @@ def group_means(values: npt.ArrayLike, groups: Sequence[str], clusters: Sequence
     names, code = group_codes(groups, n)
     ok = np.isfinite(x)
     cl = np.asarray(clusters if clusters is not None else [str(i) for i in range(n)], dtype=object)
-    boot = ClusterBootstrap(cl, strata, bootstrap, seed) if bootstrap > 0 and n else None
+    # Groups sharing no clip are drawn each among its own clips, as on the leaderboard (group_bootstrap).
+    boot = group_bootstrap(cl, list(groups), strata, bootstrap, seed)[0] if bootstrap > 0 and n else None
     out: dict[str, list[GroupMean]] = {}
     for g, sums in zip(names, group_sums(x, code, len(names), boot), strict=True):
         mean = ratio(sums.point)

@@ -25,7 +25,7 @@ from robojudge.aggregate import (
     select_metrics,
     threshold_sensitivity,
 )
-from robojudge.meta import MIN_CLUSTERS, ClusterBootstrap
+from robojudge.meta import MIN_CLUSTERS, group_bootstrap
 from robojudge.meta._agreement import FloatArray
 from robojudge.report import _plots
 from robojudge.report._leaderboard import Feature, clusters_of, label_scores, overall_scores, strata_of
@@ -223,7 +223,8 @@ class _Intervals:
 def _score_intervals(inp: ReportInput, norm: dict[str, FloatArray], gens: list[str], levels: list[int],
                      have: list[str]) -> _Intervals | str:
     """Cluster-bootstrap intervals of the table's AFS and default RoboPhyscore per generator, or why there
-    are none. Clips (``clip_id``, else each item) are drawn within their source, as for the leaderboard;
+    are none. Clips (``clip_id``, else each item) are drawn within their source, and within each generator
+    where no clip holds two generators' items, as for the leaderboard and the overview (group_bootstrap);
     each replicate averages every metric over the items drawn, then sums the levels as the point value
     does. The normalization bounds stay those of the whole run. An interval is withheld where the
     generator's items lie in fewer than :data:`robojudge.meta.MIN_CLUSTERS` clips, or fewer than half of
@@ -236,8 +237,8 @@ def _score_intervals(inp: ReportInput, norm: dict[str, FloatArray], gens: list[s
     except ValueError as e:
         return str(e)
     clusters = clusters_of(items)
-    boot = ClusterBootstrap(clusters, strata, inp.bootstrap, inp.seed)
     groups = generator_groups(items)
+    boot, _ = group_bootstrap(clusters, groups, strata, inp.bootstrap, inp.seed)  # as the leaderboard draws
     position = {g: k for k, g in enumerate(gens)}
     gen_of = np.array([position[g] for g in groups], dtype=np.intp)
     of_gen = [np.flatnonzero(gen_of == k) for k in range(len(gens))]

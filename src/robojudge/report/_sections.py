@@ -20,7 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from robojudge import DEFAULT_SEED
-from robojudge.meta import MIN_CLUSTERS, ClusterBootstrap, ConfigKey, Estimate, group_means
+from robojudge.meta import MIN_CLUSTERS, ConfigKey, Estimate, group_bootstrap, group_means, independent_groups
 from robojudge.metric_info import NetworkInfo
 from robojudge.report._judges import SelfConsistency, judge_coverage, judge_self_consistency
 from robojudge.report._leaderboard import (
@@ -289,10 +289,14 @@ def overview_section(inp: ReportInput) -> Section:
     series = inp.stored.series
     n_err = sum(r.status != "ok" for r in rows)
     label = "generator" if inp.items else "group"
+    # Generators sharing no clip are resampled each among its own clips, as on the leaderboard
+    # (robojudge.meta.group_bootstrap, which group_means draws through).
+    apart = (", and within each generator, since no clip holds items of two"
+             if inp.bootstrap and inp.items and independent_groups(clusters_of(items), inp.groups) else "")
     ci = (f"{0.95:.0%} cluster-bootstrap percentile intervals ({inp.bootstrap} replicates, clips resampled "
-          f"within sources), which stay inside the values' range; a group whose values lie in fewer than "
-          f"{MIN_CLUSTERS} clips has none, and so does one whose values are all alike (every resample then "
-          "gives the same mean, so the bootstrap cannot measure its uncertainty)"
+          f"within sources{apart}), which stay inside the values' range; a group whose values lie in "
+          f"fewer than {MIN_CLUSTERS} clips has none, and so does one whose values are all alike (every "
+          "resample then gives the same mean, so the bootstrap cannot measure its uncertainty)"
           if inp.bootstrap else "no intervals")
     sec.intro = (f"{len(rows)} stored results ({n_err} failed) over {len({r.item_id for r in rows})} items "
                  f"and {len(series)} metric or judge-rubric configurations; {len(inp.labelled)} items carry "
@@ -365,7 +369,7 @@ def overview_section(inp: ReportInput) -> Section:
                            + (" `robojudge leaderboard generators --scores metric:ID --matched` compares "
                               "generators on the clips all of them have." if inp.items else ""))
         if inp.bootstrap:  # clips alone in their source: drawn once in every replicate (lone_clusters_note)
-            probe = ClusterBootstrap(clusters, strata, n_replicates=1)
+            probe, _ = group_bootstrap(clusters, groups_of, strata, n_replicates=1)
             table.note = " ".join([table.note, *lone_sentences(probe.n_lone_clusters, probe.n_clusters)])
     tiled = tiling_note(inp.all_item_rows, inp.group_of, groups) if inp.items else ""
     table.note += tiled
