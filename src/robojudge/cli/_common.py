@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, ParamSpec, TextIO, TypeVar
@@ -398,11 +398,14 @@ def manifests_line(manifests: Iterable[Path]) -> str:
     return f"suite manifest{'s' if len(names) > 1 else ''}: {', '.join(names)}"
 
 
-def load_results(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Item]]:
+def load_results(suite: Path, db: str | None, metrics: Callable[[Sequence[str]], Collection[str] | None]
+                 | None = None) -> tuple[list[ResultRow], list[Item]]:
     """A manifest's items and the current rows of its store, or a run folder's (its store, and every
     manifest behind it), for the commands that rank or pick from them (``leaderboard``, ``select``).
     What is left out is said on stderr: manifest rows that do not validate, and stored results whose
-    inputs changed since they were computed (their values describe other files).
+    inputs changed since they were computed (their values describe other files). ``metrics``: given the
+    store's metric ids, those whose rows to read and check (None from it: all), as
+    :func:`robojudge.run.load_suite_results` takes it.
 
     Raises:
         typer.Exit: (2) with the reason, when nothing can be read.
@@ -414,11 +417,11 @@ def load_results(suite: Path, db: str | None) -> tuple[list[ResultRow], list[Ite
 
     try:
         if suite.is_dir():
-            run = load_run_results(suite, db, stale=stale_rows)
+            run = load_run_results(suite, db, stale=stale_rows, metrics=metrics)
             err_console.print(manifests_line(run.manifests), highlight=False)
             rows, items, stale, problems = run.rows, run.items, run.stale, []
         else:
-            found = load_suite_results(suite, db)
+            found = load_suite_results(suite, db, metrics)
             rows, items, stale, problems = found.rows, found.items, found.stale, found.problems
     except (ManifestError, StoreError, ValueError, FileNotFoundError) as exc:
         raise fail(str(exc)) from None

@@ -47,6 +47,7 @@ from robojudge.report import (
     mixed_sizes,
     pair_notes,
     score_direction,
+    source_metrics,
     write_judges,
     write_leaderboard,
 )
@@ -209,7 +210,8 @@ def generators(
     pairs = [_pair_names(p) for p in pair]
     if out is not None:
         check_out_folder(out)
-    rows, items = load_results(suite, db)
+    # Only the rows the scores are computed from: none for the labels, one judge's or metric's series.
+    rows, items = load_results(suite, db, lambda stored: source_metrics(scores, stored))
     cal: CalibratedJudge | None = None
     try:
         if scores == "calibrated":  # (fit here, as the source does, to say below what it was fit on)

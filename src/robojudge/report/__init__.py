@@ -60,6 +60,7 @@ from robojudge.report._score_sources import (
     leaderboard_scores,
     metric_scores,
     score_direction,
+    source_metrics,
 )
 from robojudge.report._sections import ReportInput, Section
 from robojudge.report._series import (
@@ -152,6 +153,7 @@ __all__ = [
     "leaderboard_scores",
     "metric_scores",
     "score_direction",
+    "source_metrics",
     "metric_columns",
     "metric_series",
     "noted_manifest",

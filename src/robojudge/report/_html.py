@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -195,15 +195,15 @@ def report_items(rows: Sequence[ResultRow], manifest: str | Path | None,
 
     Bad records are left out (``strict=False``), as the report of one manifest always did.
     """
-    return _report_items(rows, manifest, more_manifests)[0]
+    return _report_items({r.item_id for r in rows}, manifest, more_manifests)[0]
 
 
 def _report_items(
-    rows: Sequence[ResultRow], manifest: str | Path | None, more_manifests: Sequence[str | Path]
+    stored: Collection[str], manifest: str | Path | None, more_manifests: Sequence[str | Path]
 ) -> tuple[list[Item], list[Path], list[ManifestProblem]]:
     """:func:`report_items`, those of ``more_manifests`` that gave some of them, and the rows left out as
-    invalid: every one of ``manifest``, those of ``more_manifests`` whose item id the store holds rows
-    of (a row left out there is a row the report would have added)."""
+    invalid: every one of ``manifest``, those of ``more_manifests`` whose item id is ``stored`` (the
+    store holds rows of it; a row left out there is a row the report would have added)."""
     # The stored results are read, not the files: an item whose video is missing now keeps them.
     problems: list[ManifestProblem] = []
     items: list[Item] = []
@@ -211,7 +211,6 @@ def _report_items(
         suite = load_suite(manifest, strict=False, files="optional")
         items, problems = list(suite.items), [p for p in suite.problems if p.is_error]
     seen = {it.item_id for it in items}
-    stored = {r.item_id for r in rows}
     added: list[Path] = []
     for extra in more_manifests:
         before = len(items)
@@ -250,13 +249,16 @@ class RunResults:
     stale: list[ResultRow] = field(default_factory=list)
 
 
-def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder | None = None) -> RunResults:
+def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder | None = None,
+                     metrics: Callable[[Sequence[str]], Collection[str] | None] | None = None
+                     ) -> RunResults:
     """A run folder's results and items, read-only: its store (``results.sqlite``, or ``db``), and the
     items of the manifest in the folder (:func:`robojudge.suite.run_manifest`) and of every manifest
     scored or judged into the store (:func:`noted_manifests`), merged by :func:`report_items` (the
     later ones add the item ids the store holds rows of). A run scored from one manifest per generator
     is then ranked whole. Rows ``stale`` finds (:func:`robojudge.run.stale_rows`) are left out, into
-    ``RunResults.stale``.
+    ``RunResults.stale``. ``metrics``: the rows read, as :func:`robojudge.run.load_suite_results` takes
+    it (the items are those of every stored row all the same).
 
     Raises:
         FileNotFoundError: No store in the folder (and no ``db``).
@@ -274,8 +276,10 @@ def load_run_results(run: str | Path, db: str | None = None, stale: StaleFinder 
         raise ValueError(f"{folder}: no suite manifest in this run folder or scored into its store"
                          f"{gone_note(url)}; pass the manifest instead")
     with ResultStore(url, read_only=True) as store:
-        rows = store.rows()
-    items, added, _ = _report_items(rows, manifests[0], manifests[1:])
+        chosen = None if metrics is None else metrics(store.metric_ids())
+        rows = store.rows(metrics=chosen)
+        stored = {r.item_id for r in rows} if chosen is None else store.item_ids()
+    items, added, _ = _report_items(stored, manifests[0], manifests[1:])
     if not items:
         raise ValueError(f"{', '.join(map(str, manifests))}: no usable items (see `robojudge suite "
                          "validate`)")
@@ -400,7 +404,7 @@ def write_html_report(
     with ResultStore(db, read_only=True) as store:
         rows = store.rows() if rows is None else list(rows)
         where = store.url
-    items, added, invalid = _report_items(rows, manifest, more_manifests)
+    items, added, invalid = _report_items({r.item_id for r in rows}, manifest, more_manifests)
     rows, left_out = without_stale(rows, items, stale)
     inp = ReportInput(rows, items, higher_is_better or taxonomy_direction, bootstrap, seed,
                       native_range or unknown_range, config_key, networks or no_networks, left_out)

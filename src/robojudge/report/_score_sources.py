@@ -17,11 +17,12 @@ from robojudge import DEFAULT_SEED
 from robojudge.meta._agreement import FloatArray
 from robojudge.report._judges import judge_scores
 from robojudge.report._leaderboard import Direction, calibrated_scores, label_scores, metric_columns
+from robojudge.report._series import JUDGE_PREFIX, split_judge_id
 from robojudge.store import ResultRow
 from robojudge.suite import Item
 
 __all__ = ["SCORE_SOURCES", "ScoreRequest", "ScoreSource", "UnknownScoreSource", "leaderboard_scores",
-           "metric_scores", "score_direction"]
+           "metric_scores", "score_direction", "source_metrics"]
 
 
 @dataclass(frozen=True)
@@ -47,11 +48,14 @@ class ScoreSource:
         spelling: How a user writes it (``labels``, ``judge:NAME``).
         takes_argument: Whether it is written ``name:ARGUMENT``.
         compute: The scores.
+        reads: Given its argument and the metric ids the store holds, those whose rows ``compute`` reads
+            (:func:`source_metrics`); None: every row.
     """
 
     spelling: str
     takes_argument: bool
     compute: Callable[[ScoreRequest], dict[str, FloatArray]]
+    reads: Callable[[str, Sequence[str]], frozenset[str]] | None = None
 
 
 def _calibrated(req: ScoreRequest) -> dict[str, FloatArray]:
@@ -110,12 +114,30 @@ def metric_scores(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     return {chosen[0].metric: chosen[0].values}
 
 
+def _judge_reads(judge: str, stored: Sequence[str]) -> frozenset[str]:
+    """The PA and IA series of the judges ``judge`` may name (a name, or a label ``NAME [...]``: the
+    name's); every judge's when it names none, for the error that lists them."""
+    axes = [(parts, m) for m in stored if (parts := split_judge_id(m)) is not None]  # (as judge_series reads)
+    named = frozenset(m for (name, _), m in axes if judge == name or judge.startswith(f"{name} ["))
+    return named or frozenset(m for _, m in axes)
+
+
+def _metric_reads(metric: str, stored: Sequence[str]) -> frozenset[str]:
+    """The series ``metric`` may name (an id, or a label ``ID [...]``: the id's); every metric's when it
+    names none, for the error that lists them."""
+    own = [m for m in stored if not m.startswith(JUDGE_PREFIX)]  # (as metric_series reads)
+    named = frozenset(m for m in own if metric == m or metric.startswith(f"{m} ["))
+    return named or frozenset(own)
+
+
 SCORE_SOURCES: Mapping[str, ScoreSource] = MappingProxyType({
-    "labels": ScoreSource("labels", False, _labels),
+    "labels": ScoreSource("labels", False, _labels, reads=lambda _, __: frozenset()),
     "calibrated": ScoreSource("calibrated", False, _calibrated),
-    "judge": ScoreSource("judge:NAME", True, lambda req: judge_scores(req.rows, req.items, req.argument)),
+    "judge": ScoreSource("judge:NAME", True, lambda req: judge_scores(req.rows, req.items, req.argument),
+                         reads=_judge_reads),
     "metric": ScoreSource("metric:ID", True,
-                          lambda req: metric_scores(req.rows, req.items, req.higher_is_better, req.argument)),
+                          lambda req: metric_scores(req.rows, req.items, req.higher_is_better, req.argument),
+                          reads=_metric_reads),
 })
 """The score sources by name: the suite's labels, the metric-calibrated judge, a stored VLM judge, a stored
 metric (one column, as stored: ranked by its direction, :func:`score_direction`)."""
@@ -152,6 +174,19 @@ def choices_text() -> str:
     """``labels, calibrated, judge:NAME or metric:ID``: every source as a user writes it."""
     spelled = [s.spelling for s in SCORE_SOURCES.values()]
     return f"{', '.join(spelled[:-1])} or {spelled[-1]}" if len(spelled) > 1 else spelled[0]
+
+
+def source_metrics(source: str, stored: Sequence[str]) -> frozenset[str] | None:
+    """The metric ids among ``stored`` (a store's, :meth:`robojudge.store.ResultStore.metric_ids`) whose
+    rows :func:`leaderboard_scores` reads for ``source``: none for ``labels``, a judge's PA and IA series
+    for ``judge:NAME``, a metric's series for ``metric:ID``; None (every row) for ``calibrated`` and for a
+    source that is not one (:func:`leaderboard_scores` refuses it). Reading only these gives the same
+    scores and errors as reading the whole store."""
+    name, sep, argument = source.partition(":")
+    entry = SCORE_SOURCES.get(name)
+    if entry is None or entry.reads is None or bool(sep) != entry.takes_argument:
+        return None
+    return entry.reads(argument, stored)
 
 
 def leaderboard_scores(

@@ -258,7 +258,8 @@ def _judge_started(j: JudgeSeries) -> tuple[Any, ...] | None:
     return None if None in times else max(t for t in times if t is not None)
 
 
-def _split_judge_id(metric: str) -> tuple[str, str] | None:
+def split_judge_id(metric: str) -> tuple[str, str] | None:
+    """``(name, axis)`` of a judge's PA or IA metric id (``judge:NAME:pa``), else None."""
     if not metric.startswith(JUDGE_PREFIX):
         return None
     name, _, rubric = metric[len(JUDGE_PREFIX):].rpartition(":")
@@ -284,7 +285,7 @@ def judge_series(rows: Iterable[Any]) -> list[JudgeSeries]:
     apart (a judge entry with one axis), never merged. See :func:`group_judges` for a configuration
     judged with several rubric generations.
     """
-    return group_judges(split_series(rows, lambda m: _split_judge_id(m) is not None))
+    return group_judges(split_series(rows, lambda m: split_judge_id(m) is not None))
 
 
 def group_judges(series: Iterable[Series]) -> list[JudgeSeries]:
@@ -297,7 +298,7 @@ def group_judges(series: Iterable[Series]) -> list[JudgeSeries]:
     """
     by_name: dict[str, list[tuple[str, Series]]] = defaultdict(list)
     for s in series:
-        parts = _split_judge_id(s.metric)
+        parts = split_judge_id(s.metric)
         if parts is not None:
             by_name[parts[0]].append((parts[1], s))
     out: list[JudgeSeries] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,10 +73,17 @@ class SuiteResults:
     problems: list[ManifestProblem] = field(default_factory=list)
 
 
-def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResults:
+def load_suite_results(manifest: str | Path, db: str | None = None,
+                       metrics: Callable[[Sequence[str]], Collection[str] | None] | None = None
+                       ) -> SuiteResults:
     """Read a manifest and the current rows of its store (:func:`suite_store_url`), read-only. Rows
     whose inputs changed since they were computed are left out (``stale``; the next ``robojudge score``
     recomputes them), and so are the manifest rows that do not validate (``problems``).
+
+    ``metrics``, given the store's metric ids (:meth:`ResultStore.metric_ids`), names those whose rows to
+    read (None from it: all):
+    a leaderboard by one judge reads and checks that judge's rows, not the whole store's
+    (:func:`robojudge.report.source_metrics`).
 
     Raises:
         StoreError: No store (see :func:`suite_store_url`), or it cannot be read.
@@ -88,7 +95,7 @@ def load_suite_results(manifest: str | Path, db: str | None = None) -> SuiteResu
     suite = load_suite(manifest, strict=False, files="optional")  # results are read, not files
     items = list(suite.items)
     with ResultStore(url, read_only=True) as store:
-        rows = store.rows()
+        rows = store.rows(metrics=None if metrics is None else metrics(store.metric_ids()))
     if not items:
         raise ValueError(f"{manifest}: no usable items (see `robojudge suite validate`)")
     stale = stale_rows(rows, items)

@@ -747,7 +747,8 @@ class ResultStore:
         return self._transaction("delete failed results from", body, write=True, idempotent=False)
 
     def rows(
-        self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
+        self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False,
+        metrics: Collection[str] | None = None,
     ) -> list[ResultRow]:
         """Stored rows, ordered by item, metric and the order they were written (their ids; not
         ``created_at``, which is the writing host's clock). Item ids and metrics are in code point order,
@@ -758,15 +759,19 @@ class ResultStore:
             status: Only ``"ok"`` or only ``"error"`` rows.
             include_superseded: Also rows whose inputs have changed since (see :class:`ResultStore`);
                 by default only current rows, one per key.
+            metrics: Only the rows of these metrics (none when empty): a reader that needs a few
+                series (a leaderboard by one judge) reads those, not the whole store.
 
         Returns:
             The rows.
         """
         try:
-            return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded))
+            return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded,
+                                       metrics=metrics))
         except _StoreChanged as exc:  # once more: a writer at work now makes it a reader with locks
             _log.info("%s; reading it again", exc)
-            return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded))
+            return list(self.iter_rows(metric=metric, status=status, include_superseded=include_superseded,
+                                       metrics=metrics))
 
     def iter_rows(
         self,
@@ -775,6 +780,7 @@ class ResultStore:
         status: str | None = None,
         include_superseded: bool = False,
         batch_size: int = 5000,
+        metrics: Collection[str] | None = None,
     ) -> Iterator[ResultRow]:
         """Like :meth:`rows`, but fetched in batches; for exports of large stores.
 
@@ -792,7 +798,11 @@ class ResultStore:
         by_text: list[ColumnElement[Any]] = [c.item_id, c.metric]
         if self._dialect == "postgresql":
             by_text = [col.collate("C") for col in by_text]
+        if metrics is not None and not metrics:
+            return
         stmt = self._filtered(select(*columns), metric, status, include_superseded).order_by(*by_text, c.id)
+        if metrics is not None:
+            stmt = stmt.where(c.metric.in_(sorted(metrics)))
         configs: dict[str, Any] = {}
         strings: dict[str, str] = {}
         outage = _Outage(self, "read")
@@ -815,6 +825,19 @@ class ResultStore:
                     continue
                 outage.over()
                 return
+
+    def metric_ids(self) -> list[str]:
+        """The metric ids of the current rows, in code point order (a judge's ``judge:NAME:RUBRIC`` too),
+        without reading the rows."""
+        c = results_table.c
+        with self._guard("read"), self._read() as conn:
+            return sorted(conn.execute(select(c.metric).where(CURRENT).distinct()).scalars())
+
+    def item_ids(self) -> set[str]:
+        """The item ids (and set-level group ids) of the current rows, without reading the rows."""
+        c = results_table.c
+        with self._guard("read"), self._read() as conn:
+            return set(conn.execute(select(c.item_id).where(CURRENT).distinct()).scalars())
 
     def count(
         self, *, metric: str | None = None, status: str | None = None, include_superseded: bool = False
