@@ -21,7 +21,7 @@ from robojudge._chars import look_alike_pairs, look_alike_reason
 from robojudge.metrics import LookAlikeGroupsWarning
 from robojudge.metrics._sets import GROUP_BY_FIELDS, UNSET_KEY
 from robojudge.run._sets import group_column
-from robojudge.run._status import installed_version, stale_rows
+from robojudge.run._status import installed_version, stale_check
 from robojudge.store import (
     MANIFEST_COLUMNS,
     OUTSIDE_COLUMN,
@@ -99,10 +99,10 @@ def export_run(
                          "adds its generator, source and clip_id)")
     with ResultStore(db, read_only=True) as store:
         if metric is not None and store.count(metric=metric) == 0:
-            raise ValueError(_unknown_metric(metric, sorted({r.metric for r in store.iter_rows()})))
+            raise ValueError(_unknown_metric(metric, store.metric_ids()))
         columns = None
         outside: list[str] = []
-        stale: set[tuple[str, str, str, str]] = set()
+        stale = [0]
         if suite is not None:
             items = load_suite(Path(suite), strict=False, files="optional").items
             marker = outside_column(items)
@@ -112,10 +112,8 @@ def export_run(
             columns = {f: _inside_only(_by_column(items, f), marker) for f in fields}
             columns |= {k: v for k, v in item_columns(items, MANIFEST_COLUMNS).items() if k not in fields}
             columns[OUTSIDE_COLUMN] = _counted(marker, outside)
-            memo: dict[str, str | None] = {}
-            written = [r for r in store.rows(metric=metric) if not installed_versions or _installed(r, memo)]
-            stale = {_key(r) for r in stale_rows(written, items)}  # (of the rows written: the note's count)
-            columns[STALE_COLUMN] = lambda row: "stale" if _key(row) in stale else ""
+            # Checked as the rows are written (one pass; the rows come by item), and counted for the note.
+            columns[STALE_COLUMN] = _stale_marked(stale_check(items, by_item=True), stale)
         left: dict[tuple[str, str], int] = {}
         keep = _installed_only(left) if installed_versions else None
         n = export_results(store, Path(out), cast(ExportFormat | None, fmt), metric=metric, raw=raw,
@@ -123,8 +121,8 @@ def export_run(
     if left and note is not None:
         shown = "; ".join(f"{m} version {v} ({k})" for (m, v), k in sorted(left.items()))
         note(f"left out {sum(left.values())} rows of metric versions other than installed: {shown}")
-    if stale and note is not None:
-        note(f"{len(stale)} of {n} rows are stale: their inputs (video, reference, instruction...) changed "
+    if stale[0] and note is not None:
+        note(f"{stale[0]} of {n} rows are stale: their inputs (video, reference, instruction...) changed "
              f"since they were computed, so their values describe other files; the {STALE_COLUMN!r} column "
              "marks them, and `robojudge aggregate` leaves them out (`robojudge results status` lists them; "
              "the next `robojudge score` or `judge` computes them anew)")
@@ -229,16 +227,24 @@ def _installed_only(left: dict[tuple[str, str], int]) -> Callable[[ResultRow], b
     return keep
 
 
-def _key(row: ResultRow) -> tuple[str, str, str, str]:
-    return (row.item_id, row.metric, row.config_hash, row.version)
-
-
 def _unknown_metric(metric: str, stored: list[str]) -> str:
     if not stored:
         return f"--metric {metric!r}: the store holds no rows"
     close = difflib.get_close_matches(metric, stored, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return f"--metric {metric!r}: no rows of that metric in the store{hint}; its metrics: {', '.join(stored)}"
+
+
+def _stale_marked(is_stale: Callable[[ResultRow], bool], count: list[int]) -> Cell:
+    """The :data:`STALE_COLUMN` cell (``stale`` or empty), counting the rows it marks in ``count[0]``."""
+
+    def cell(row: ResultRow) -> str | None:
+        if not is_stale(row):
+            return ""
+        count[0] += 1
+        return "stale"
+
+    return cell
 
 
 def _counted(marker: Cell, outside: list[str]) -> Cell:

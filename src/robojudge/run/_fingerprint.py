@@ -447,6 +447,11 @@ class Fingerprints:
             self._memo[key] = found
         return found
 
+    def forget(self) -> None:
+        """Drop the fingerprints worked out so far: a pass over rows grouped by item needs the current
+        item's only, and keeping every one grows with the store."""
+        self._memo.clear()
+
     def judge(self, item: Item) -> Fingerprint:
         key = (item.item_id, "judge")
         found = self._memo.get(key)

@@ -174,6 +174,11 @@ class _Expected:
         self._prints = Fingerprints()  # as when scoring: metrics reading the same inputs share one
         self._known: dict[tuple[str, str, str, Any], Fingerprint] = {}  # with a row's recorded weights
 
+    def forget(self) -> None:
+        """Drop the items' fingerprints worked out so far (the groups and metric specs are kept)."""
+        self._prints.forget()
+        self._known.clear()
+
     def _spec(self, metric: str) -> MetricSpec[Any] | None:
         if metric not in self._specs:
             try:
@@ -242,19 +247,40 @@ def stale_rows(rows: Iterable[ResultRow], items: Sequence[Item]) -> list[ResultR
     of :func:`results_status`, which the next run recomputes. Their values describe files that are no
     longer there, so a report or a leaderboard leaves them out. Rows without a fingerprint, of ids
     ``items`` does not hold, or whose inputs cannot be read now are not stale."""
-    expected = _Expected(items)
+    is_stale = stale_check(items)
     out = []
     rows = list(rows)
     with step("checking the inputs of stored results", total=len(rows), unit="rows") as checked:
         for row in rows:
             checked.advance()
-            if not row.current or not row.fingerprint:
-                continue
-            want = expected(row)
-            if (want is not None and want.value != row.fingerprint and not want.unavailable
-                    and want.legacy != row.fingerprint):
+            if is_stale(row):
                 out.append(row)
     return out
+
+
+def stale_check(items: Sequence[Item], *, by_item: bool = False) -> Callable[[ResultRow], bool]:
+    """Whether a row is one :func:`stale_rows` finds, a row at a time: for a reader that streams a store's
+    rows (an export) rather than holding them all.
+
+    ``by_item``: the rows come grouped by item, as :meth:`robojudge.store.ResultStore.iter_rows` gives
+    them; what was worked out for an item is forgotten once the next item's rows start, so the check
+    holds one item's fingerprints, not the store's (rows out of that order are checked the same, only
+    slower).
+    """
+    expected = _Expected(items)
+    last: list[str] = [""]
+
+    def is_stale(row: ResultRow) -> bool:
+        if not row.current or not row.fingerprint:
+            return False
+        if by_item and row.item_id != last[0]:
+            expected.forget()
+            last[0] = row.item_id
+        want = expected(row)
+        return (want is not None and want.value != row.fingerprint and not want.unavailable
+                and want.legacy != row.fingerprint)
+
+    return is_stale
 
 
 StaleFinder = Callable[[Sequence[ResultRow], Sequence[Item]], list[ResultRow]]
