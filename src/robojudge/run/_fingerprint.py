@@ -42,11 +42,12 @@ reference changes. The config and the metric version are separate parts of the s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -131,9 +132,11 @@ def recorded_weights(row: ResultRow) -> dict[str, str] | None:
 class _Reader:
     """Takes the digests of one fingerprint and notes whether any file could not be read."""
 
-    def __init__(self, weights_known: Mapping[str, str] | None = None) -> None:
+    def __init__(self, weights_known: Mapping[str, str] | None = None,
+                 weights_seen: MutableMapping[str, tuple[str, bool]] | None = None) -> None:
         self.unavailable = False
         self.weights_known = weights_known or {}
+        self.weights_seen = weights_seen
 
     def digest(self, path: str | None) -> str | None:
         if not path:
@@ -172,7 +175,12 @@ class _Reader:
     def weights(self, name: str) -> str:
         """The identity of the weights a metric loads under ``name``, as they would be found now; where
         they cannot be read here, the identity a stored row records for them (``weights_known``)."""
-        identity, unavailable = weights_identity(name)
+        if self.weights_seen is None:
+            identity, unavailable = weights_identity(name)
+        else:  # (one look per pass: finding weights that are not here scans the hub cache every time)
+            if name not in self.weights_seen:
+                self.weights_seen[name] = weights_identity(name)
+            identity, unavailable = self.weights_seen[name]
         if unavailable and self.weights_known.get(name):
             return self.weights_known[name]
         self.unavailable = self.unavailable or unavailable
@@ -197,17 +205,25 @@ class _Reader:
     def config_parts(
         self, item: Item, config: Mapping[str, Any], config_type: type[BaseModel] | None
     ) -> dict[str, Any]:
-        fields = config_type.model_fields if config_type is not None else {}
-        files = set(file_fields(config_type)) if config_type is not None else set()
         out: dict[str, Any] = {}
-        for name in sorted(fields):
+        for name, key in _read_fields(config_type) if config_type is not None else ():
             value = config.get(name)
-            key = text_key(fields[name])
             if key is not None:
                 out[name] = self.item_text(item, key, value)
-            elif name in files and isinstance(value, str) and value:
+            elif isinstance(value, str) and value:
                 out[name] = self.digest(value)
         return out
+
+
+@functools.cache
+def _read_fields(config_type: type[BaseModel]) -> tuple[tuple[str, str | None], ...]:
+    """The fields of a config that name what a metric reads besides its inputs, in name order: a per-item
+    text's (with its key, :func:`text_key`), else a file's (:func:`file_fields`, with None). Worked out
+    once per config model, not for every item a plan or a check of stored rows goes through."""
+    fields = config_type.model_fields
+    files = set(file_fields(config_type))
+    found = ((name, text_key(fields[name])) for name in sorted(fields))
+    return tuple((name, key) for name, key in found if key is not None or name in files)
 
 
 def _is_file(path: str) -> bool:
@@ -230,6 +246,7 @@ def read_inputs(
     also: Iterable[str] = (),
     weights: Iterable[str] = (),
     weights_known: Mapping[str, str] | None = None,
+    weights_seen: MutableMapping[str, tuple[str, bool]] | None = None,
 ) -> Fingerprint:
     """The fingerprint of what a metric reading ``inputs`` (with ``config``) reads of ``item``.
 
@@ -245,11 +262,13 @@ def read_inputs(
             machine (what a stored row records, :func:`recorded_weights`): the value is then the one
             the row would carry were its other inputs unchanged, and absent weights alone do not make
             it unavailable.
+        weights_seen: The weights' identities (:func:`weights_identity`) looked up already in this pass,
+            by name, and filled in here: a pass over many items looks each network up once.
 
     Returns:
         The value (32 hex characters) and whether a file could not be read.
     """
-    reader = _Reader(weights_known)
+    reader = _Reader(weights_known, weights_seen)
     wanted = frozenset(Input(i) for i in inputs)
     parts: dict[str, Any] = {inp.value: reader.part(item, inp, wanted) for inp in sorted(wanted)}
     files = reader.config_parts(item, config or {}, config_type)
@@ -430,11 +449,13 @@ class Fingerprints:
 
     Metrics that read the same inputs with the same config share one; a judge's is one per item
     for every rubric. Digests themselves are cached by :mod:`robojudge.run._filehash`; this saves
-    the texts files and the hashing of the parts.
+    the texts files and the hashing of the parts. Each network's weights are looked up once a pass
+    (:func:`weights_identity`), not once an item.
     """
 
     def __init__(self) -> None:
         self._memo: dict[tuple[str, Any], Fingerprint] = {}
+        self._weights: dict[str, tuple[str, bool]] = {}  # (kept by forget: one look per network a pass)
 
     def metric(self, item: Item, spec: MetricSpec[Any], config: BaseModel | Mapping[str, Any]) -> Fingerprint:
         values = config.model_dump(mode="json") if isinstance(config, BaseModel) else config
@@ -442,7 +463,8 @@ class Fingerprints:
         key = (item.item_id, (*reads, repr(sorted(values.items()))))
         found = self._memo.get(key)
         if found is None:
-            found = read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads, spec.weights)
+            found = read_inputs(item, spec.inputs, values, spec.config_type, spec.also_reads, spec.weights,
+                                weights_seen=self._weights)
             found = _with_cell(item, spec, found)
             self._memo[key] = found
         return found
