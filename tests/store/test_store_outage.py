@@ -55,6 +55,37 @@ def test_a_locked_sqlite_store_or_a_refused_first_connection_is_no_outage(tmp_pa
     assert outage_reason(refused, reached=True) is not None  # the server it reached before is away
 
 
+def test_a_port_that_closes_every_connection_fails_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tunnel or proxy with nothing behind it (or a wrong port) accepts and closes: on a first connection
+    that is a wrong address, said at once; before (review rev22 F1) the store retried it for 31 s."""
+    pytest.importorskip("psycopg")
+    import socket
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def close_each() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.close()
+
+    threading.Thread(target=close_each, daemon=True).start()
+    slept: list[float] = []
+    monkeypatch.setattr(_store.time, "sleep", slept.append)
+    try:
+        closed = _error(f"postgresql+psycopg://postgres@127.0.0.1:{port}/db?connect_timeout=5")
+        assert outage_reason(closed, reached=False) is None
+        assert outage_reason(closed, reached=True) is not None  # mid-run: the server it reached went away
+        with pytest.raises(StoreError):
+            ResultStore(f"postgresql://postgres@127.0.0.1:{port}/db?connect_timeout=5")
+        assert slept == []
+    finally:
+        listener.close()
+
+
 @pytest.mark.postgres
 def test_outages_are_told_from_other_errors_by_their_sqlstate(postgres_db_url: str) -> None:
     engine = create_engine(postgres_db_url)

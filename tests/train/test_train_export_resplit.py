@@ -126,3 +126,25 @@ def test_a_record_with_a_digest_finds_its_export_kept_beside_a_forced_one(
     export_training_data(labelled_suite, ["pa"], out, frames=SMALL, fractions=HALF, seed=seed, force=True)
     seen = trained_on("ck", str(ck), sorted(_splits(out)))
     assert seen is not None and set(seen.items) == trained
+
+
+def test_an_unreadable_earlier_export_is_refused_unless_forced_and_then_kept_aside(
+    labelled_suite: Path, tmp_path: Path
+) -> None:
+    """A hand-edited or half-copied train.jsonl blocked every export into the folder, --force included,
+    with no word of how to go on (review rev22 F2)."""
+    out = tmp_path / "data"
+    export_training_data(labelled_suite, ["pa"], out, frames=SMALL, fractions=HALF, seed=0)
+    with (out / "train.jsonl").open("a") as fh:
+        fh.write('{"item_id": "cut')
+    damaged = (out / "train.jsonl").read_bytes()
+    refused = r"train\.jsonl, line \d+: not JSON .*cannot be read to compare"
+    with pytest.raises(ExportError, match=refused) as info:
+        export_training_data(labelled_suite, ["pa"], out, frames=SMALL, fractions=HALF, seed=0)
+    assert "--force" in str(info.value)
+    summary = export_training_data(labelled_suite, ["pa"], out, frames=SMALL, fractions=HALF, seed=0,
+                                   force=True)
+    kept = summary.earlier_split
+    assert kept is not None and (kept / "train.jsonl").read_bytes() == damaged
+    assert any("could not be read" in n and str(kept) in n for n in summary.notes)
+    assert _splits(out)  # the new export is in place and readable

@@ -78,11 +78,13 @@ _OUTAGE_SQLSTATES = frozenset({"57P01", "57P02", "57P03", "08000", "08001", "080
 # libpq's words for the same where it gives no SQLSTATE (psycopg's errors of a connection attempt have none).
 _OUTAGE_TEXTS = ("the database system is shutting down", "the database system is starting up",
                  "the database system is in recovery mode", "the database system is not yet accepting",
-                 "server closed the connection unexpectedly", "terminating connection due to administrator")
-# A refused or reset connection is an outage only on a server this store has reached before: on a first
-# connection it is a wrong host or port, better said at once than after half a minute of retries.
+                 "terminating connection due to administrator")
+# A refused, reset, closed or timed-out connection is an outage only on a server this store has reached
+# before: on a first connection it is a wrong host or port (or a tunnel with nothing behind it), better
+# said at once than after half a minute of retries.
 _LOST_TEXTS = ("connection refused", "connection reset", "could not receive data", "could not send data",
-               "no connection to the server", "the connection is lost", "the connection is closed")
+               "no connection to the server", "the connection is lost", "the connection is closed",
+               "server closed the connection unexpectedly", "timeout expired")
 
 _T = TypeVar("_T")
 

@@ -313,7 +313,16 @@ def export_training_data(
     bench = _benchmark_clips(exclude_clips_of) if exclude_clips_of is not None else None
     root = Path(out)
     _check_out(root, labels if project is None else None, project=project is not None)
-    earlier = _earlier_splits(root)
+    unreadable = None  # why the earlier export's split files could not be read (replaced only with force)
+    try:
+        earlier = _earlier_splits(root)
+    except ExportError as exc:
+        if not force:
+            raise ExportError(f"{exc}: the earlier export in --out {root} cannot be read to compare its "
+                              "split with this one's; export into another folder, or pass --force to replace "
+                              f"it (its split files and {EXPORT_FILE} are then kept in "
+                              f"{root / EARLIER_SPLIT_PREFIX}<time>/)") from None
+        unreadable, earlier = str(exc), {}
     created = not root.exists()
     root.mkdir(parents=True, exist_ok=True)
     for left in [*root.glob(".export-*"), *root.glob(".replaced-*")]:  # of an export killed half-way
@@ -323,7 +332,12 @@ def export_training_data(
         summary = _write_export(labels, rubs, root, stage, fmt=fmt, judge=judge, frames=frames,
                                 fractions=fractions, seed=seed, project=project, bench=bench,
                                 include_disputed=include_disputed, earlier=earlier, force=force)
-        if summary.resplit:
+        if unreadable is not None:
+            aside = _keep_earlier_split(root)
+            summary = replace(summary, earlier_split=aside, notes=[*summary.notes, (
+                f"the earlier export in this folder could not be read ({unreadable}; --force): its split "
+                f"files and {EXPORT_FILE} are kept in {aside}")])
+        elif summary.resplit:
             aside = _keep_earlier_split(root)
             moves = _moves(summary.resplit, earlier, _splits_of(stage))
             summary = replace(summary, earlier_split=aside, notes=[*summary.notes, (
@@ -520,13 +534,17 @@ def _write_export(
         assert earlier is not None
         common = sum(1 for i in split_of if i in earlier)
         trained = sum(1 for i in resplit if earlier[i] == "train")
+        new = len(split_of) - common
+        grown = (f"; this export holds {new} item(s) the earlier one did not, and added clips move some "
+                 "others (docs/training.md)") if new else ""
         raise ExportError(
             f"--out {root}: holds an earlier export that put {len(resplit)} of the {common} items both hold "
             f"into another split ({_moves(resplit, earlier, split_of)}), {trained} of them out of its train "
-            "split (another seed, --val or --test, other items, or an export by an older robojudge, which "
-            "split otherwise): a judge trained on it and evaluated on this export's val or test split would "
-            "be scored on items it was trained on. Export into another folder, or pass --force to replace "
-            f"it (its split files and {EXPORT_FILE} are then kept in {root / EARLIER_SPLIT_PREFIX}<time>/)")
+            f"split{grown} (another seed, --val or --test, other items, or an export by an older robojudge, "
+            "which split otherwise): a judge trained on it and evaluated on this export's val or test split "
+            "would be scored on items it was trained on. Export into another folder, or pass --force to "
+            f"replace it (its split files and {EXPORT_FILE} are then kept in "
+            f"{root / EARLIER_SPLIT_PREFIX}<time>/)")
     notes += _empty_split_notes(labelled, split_of, fracs)
     if disputed:
         from robojudge.annotate import DISAGREEMENT
