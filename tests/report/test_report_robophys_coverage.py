@@ -232,7 +232,7 @@ def test_a_metric_stored_at_an_older_version_only_is_named_with_its_version() ->
     said = "iq1_psnr v1 (this robojudge computes v2)"
     (table,) = sec.tables
     assert said in sec.intro and said in table.note and "`robojudge score` adds" in table.note
-    assert table.title.endswith("(read at older versions than this robojudge computes: iq1_psnr v1)")
+    assert table.title.endswith("(read at other versions than this robojudge computes: iq1_psnr v1)")
     assert r"iq1\_psnr v1)}" in table.to_latex()  # in the caption
     # At the installed version, nothing is said.
     current = [ResultRow(r.item_id, r.metric, "new", "2", "ok", r.value) for r in rows]

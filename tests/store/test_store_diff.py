@@ -160,3 +160,25 @@ def test_versions_name_the_settings_that_keep_two_configurations_apart(tmp_path:
     said = " ".join(res.output.split())
     assert res.exit_code == 0 and "iq1_psnr: no configuration is stored at both versions 1 and 4" in said
     assert "max_db (100.0 / 60.0)" in said
+
+
+def test_versions_do_not_pair_a_setting_the_bump_added_at_another_value_than_its_default() -> None:
+    """min_reference_coverage came with iq1_psnr version 4, default 0.9: B's run at 0.5 is a change of
+    setting, not the version's doing, and is not paired with A's version 3 (review rev22 F5)."""
+    from robojudge.metric_info import registry_defaults
+
+    assert (registry_defaults("iq1_psnr") or {}).get("min_reference_coverage") == 0.9
+
+    def rows(ver: str, h: str, cfg: dict, vals: list[float]) -> list[ResultRow]:
+        return [ResultRow(f"i{k}", "iq1_psnr", h, ver, "ok", v, config=cfg) for k, v in enumerate(vals)]
+
+    a = rows("3", "aaaa1111", {"fps": None, "max_db": 100.0}, [10, 20, 30])
+    new = {"fps": None, "max_db": 100.0}
+    at_default = rows("4", "cccc3333", {**new, "min_reference_coverage": 0.9}, [1, 2, 3])
+    other = rows("4", "dddd4444", {**new, "min_reference_coverage": 0.5}, [1, 2, 3])
+    paired = diff_results(a, at_default, versions=("3", "4"))
+    assert [s.config_hash_b for s in paired.series] == ["cccc3333"]
+    apart = diff_results(a, other, versions=("3", "4"))
+    assert [s.config_hash_b for s in apart.series] == [None, None]
+    assert apart.unpaired_configs == {
+        "iq1_psnr": ["A aaaa1111 / B dddd4444: min_reference_coverage ((unset) / 0.5)"]}

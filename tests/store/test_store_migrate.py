@@ -127,6 +127,9 @@ def test_a_writer_refuses_to_upgrade_a_store_holding_results_unless_asked(store_
     assert "schema version 1" in said and "robojudge results upgrade --db" in said
     assert "can no longer open it" in said and "copy the store first" in said
     assert display_url(make_url(store_url)) in said  # the store, password hidden
+    # the command to run: pasteable (review rev22 F7: a masked password in it failed to authenticate)
+    shown = display_url(make_url(store_url))
+    assert f"upgrade --db {shown if '***' not in shown else 'URL'}` and this command" in said
     assert _schema_version(store_url) == "1"
 
 
@@ -204,3 +207,10 @@ def test_upgrade_of_a_url_makes_no_new_store(tmp_path, request) -> None:  # type
 
     with pytest.raises(NotAStoreError):
         ResultStore(empty_pg, read_only=True)  # still no tables: nothing was created
+
+
+def test_the_suggested_upgrade_command_never_holds_a_masked_password() -> None:
+    from robojudge.store._schema import _pasteable
+
+    assert _pasteable("postgresql+psycopg://rj:***@127.0.0.1:5432/db") == "URL"
+    assert _pasteable("sqlite:////runs/a/results.sqlite") == "sqlite:////runs/a/results.sqlite"

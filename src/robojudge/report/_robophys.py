@@ -111,10 +111,11 @@ def _older_only(inp: ReportInput) -> dict[str, tuple[str, str]]:
 
 
 def older_version_note(older: Mapping[str, tuple[str, str]]) -> str:
-    """What to say of metrics read at an older version than the installed one (empty when none is)."""
+    """What to say of metrics read at another version than the installed one (empty when none is): an
+    older one, or a newer one (a store a newer robojudge wrote)."""
     if not older:
         return ""
-    return (" Read at an older version than this robojudge computes, no row of the installed version "
+    return (" Read at another version than this robojudge computes, no row of the installed version "
             "being stored: " + ", ".join(f"{m} v{was} (this robojudge computes v{now})"
                                          for m, (was, now) in sorted(older.items()))
             + "; `robojudge score` adds the installed version's rows, which are read from then on.")
@@ -473,7 +474,7 @@ def robophys_section(inp: ReportInput) -> Section:
             *dims, f"RoboPhyscore ({len(have)}/{len(default)})", "RoboPhyscore (eq. 3 set)"]
     title = "RoboPhys-3D scores per generator"
     if older:  # (the caption travels with robophys.tex into a paper; the note under it may not)
-        title += (" (read at older versions than this robojudge computes: "
+        title += (" (read at other versions than this robojudge computes: "
                   + ", ".join(f"{m} v{was}" for m, (was, _) in sorted(older.items())) + ")")
     table = Table("robophys", title, cols)
     ci = _score_intervals(inp, norm, gens, levels, have)

@@ -246,14 +246,26 @@ def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def _settings_apart(a: dict[str, Any] | None, b: dict[str, Any] | None) -> list[str] | None:
+def _settings_apart(a: dict[str, Any] | None, b: dict[str, Any] | None,
+                    metric: str | None = None) -> list[str] | None:
     """The settings only one of two configurations has, as ``A:key=value`` or ``B:key=value``; None when
-    a setting both have differs, or either configuration is unknown."""
+    a setting both have differs, or either configuration is unknown, or (given ``metric``, a registered
+    one) a setting only one has is not at the installed metric's default: a setting the version bump
+    added holds its default, any other value is a change of setting, not of version."""
     if a is None or b is None:
         return None
     fa, fb = _flat(a), _flat(b)
     if any(fa[k] != fb[k] for k in fa.keys() & fb.keys()):
         return None
+    if metric is not None:
+        from robojudge.metric_info import registry_defaults
+
+        defaults = registry_defaults(metric)
+        if defaults is not None:
+            fd = _flat(defaults)
+            lone = [(k, f[k]) for f, other in ((fa, fb), (fb, fa)) for k in f if k not in other]
+            if any(k in fd and value != fd[k] for k, value in lone):
+                return None
     return [f"{side}:{k}={f[k]}" for side, f, other in (("A", fa, fb), ("B", fb, fa)) for k in sorted(f)
             if k not in other]
 
@@ -278,8 +290,8 @@ def _pair_configs(lone_a: list[tuple[str, str]], lone_b: list[tuple[str, str]],
     for metric in sorted({k[0] for k in lone_a} & {k[0] for k in lone_b}):
         mine = [k for k in lone_a if k[0] == metric]
         theirs = [k for k in lone_b if k[0] == metric]
-        match = {k: [o for o in theirs if _settings_apart(_config_of(sa[k][va]), _config_of(sb[o][vb]))
-                     is not None] for k in mine}
+        match = {k: [o for o in theirs if _settings_apart(_config_of(sa[k][va]), _config_of(sb[o][vb]),
+                                                          metric) is not None] for k in mine}
         chosen = [o for found in match.values() for o in found]
         for k, found in match.items():
             if len(found) == 1 and chosen.count(found[0]) == 1:

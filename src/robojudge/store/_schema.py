@@ -215,7 +215,7 @@ def ensure_schema(
             f"{where} has result schema version {found} and this robojudge ({robojudge.__version__}) writes "
             f"version {SCHEMA_VERSION}; it does not upgrade a store holding results on its own, since "
             f"{upgrade_consequence(found)}: copy the store first if an older robojudge still needs it, then "
-            f"run `robojudge results upgrade --db {where}` and this command again"
+            f"run `robojudge results upgrade --db {_pasteable(where)}` and this command again"
         )
     while found < SCHEMA_VERSION:
         step = _MIGRATIONS.get(found)
@@ -297,3 +297,9 @@ def _read_version(conn: Connection) -> int:
         return int(raw)
     except ValueError:
         raise StoreError(f"the database's schema_version {raw!r} is not a number: it is damaged") from None
+
+
+def _pasteable(url: str) -> str:
+    """``url`` as a command can take it: a URL shown with its password masked reads "URL" (the store's
+    URL as given to this command), since the masked text would not open the store."""
+    return "URL" if "***" in url else url
