@@ -27,8 +27,14 @@ def json_ready(value: Any) -> Any:
 def jsonl_records(path: Path, error: type[Exception]) -> Iterator[tuple[int, Any]]:
     """``(line number, parsed value)`` of each non-blank line of the JSON Lines file ``path``, split on
     ``"\\n"`` only (a record's text may hold U+2028 or U+0085, which ``str.splitlines`` takes for line
-    breaks); a line that is not JSON raises ``error`` naming the file and line."""
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+    breaks); a line that is not JSON, or not UTF-8 text (a file cut inside a character), raises ``error``
+    naming the file and line."""
+    for line_no, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            why = f"{exc.reason} at byte {exc.start}"
+            raise error(f"{path}, line {line_no}: not UTF-8 text ({why})") from None
         if not line.strip():
             continue
         try:

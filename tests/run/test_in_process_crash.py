@@ -299,3 +299,16 @@ def test_an_item_stored_before_the_store_stopped_is_not_named(tmp_path: Path) ->
             score_items(_items(["a", "b"]), build_requests(["test_crash"]), store, executor=SerialExecutor())
         assert stop.value.in_flight == []  # the next run finds a's rows and clears its note
         assert [r.item_id for r in store.rows()] == ["a"]
+
+
+def test_a_pool_run_whose_store_takes_no_writes_names_no_item_for_a_lone_rerun(tmp_path: Path) -> None:
+    """A pool's notes are of tasks handed to its workers: the next run does not compute them alone, so the
+    stop does not say it will (review rev24 F1: it named them, one of them never noted)."""
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 1)
+    _keep_notes_of(db, "b")
+    with ResultStore(db) as store:
+        with pytest.raises(RunStoppedError) as stop:
+            score_items(_items(["a", "b", "c"]), build_requests(["test_crash"]), store,
+                        executor=LocalProcessExecutor(2))
+        assert stop.value.in_flight == []

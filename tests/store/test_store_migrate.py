@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shlex
 from datetime import UTC, datetime
 
 import pytest
@@ -129,7 +130,7 @@ def test_a_writer_refuses_to_upgrade_a_store_holding_results_unless_asked(store_
     assert display_url(make_url(store_url)) in said  # the store, password hidden
     # the command to run: pasteable (review rev22 F7: a masked password in it failed to authenticate)
     shown = display_url(make_url(store_url))
-    assert f"upgrade --db {shown if '***' not in shown else 'URL'}` and this command" in said
+    assert f"upgrade --db {shlex.quote(shown) if '***' not in shown else 'URL'}` and this command" in said
     assert _schema_version(store_url) == "1"
 
 
@@ -214,3 +215,4 @@ def test_the_suggested_upgrade_command_never_holds_a_masked_password() -> None:
 
     assert _pasteable("postgresql+psycopg://rj:***@127.0.0.1:5432/db") == "URL"
     assert _pasteable("sqlite:////runs/a/results.sqlite") == "sqlite:////runs/a/results.sqlite"
+    assert _pasteable("sqlite:////my runs/r.sqlite") == "'sqlite:////my runs/r.sqlite'"  # (review rev24 F4)

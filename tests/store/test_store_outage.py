@@ -196,6 +196,14 @@ def test_a_server_that_stays_away_ends_the_run_after_the_wait(
             with pytest.raises(StoreError, match=r"not back after 3 s of retries") as refused:
                 store.add([ResultRow("b", "m2", "h", "1", "ok", 2.0)])
             assert 2.5 < time.monotonic() - started < 20
+            # What the run does next (its clean-up: clearing its notes) fails at once, not after another
+            # wait (review rev24 F2: a run ended by an outage stopped after twice the wait).
+            slept: list[float] = []
+            with monkeypatch.context() as m:
+                m.setattr(_store.time, "sleep", slept.append)
+                with pytest.raises(StoreError):
+                    store.clear_in_flight(["b"])
+            assert slept == []
         finally:
             _pg_ctl(own_server, "-w", "-t", "60", "start", "-o",
                     f"-c listen_addresses=127.0.0.1 -p {own_server.port} -k {own_server.root}")

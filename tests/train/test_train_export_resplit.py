@@ -148,3 +148,8 @@ def test_an_unreadable_earlier_export_is_refused_unless_forced_and_then_kept_asi
     assert kept is not None and (kept / "train.jsonl").read_bytes() == damaged
     assert any("could not be read" in n and str(kept) in n for n in summary.notes)
     assert _splits(out)  # the new export is in place and readable
+    # Cut inside a character (review rev24 F3): the same, where a bare UnicodeDecodeError named nothing.
+    (out / "train.jsonl").write_bytes((out / "train.jsonl").read_bytes() + '{"item_id": "é'.encode()[:-1])
+    with pytest.raises(ExportError, match=r"train\.jsonl, line \d+: not UTF-8 text .*--force"):
+        export_training_data(labelled_suite, ["pa"], out, frames=SMALL, fractions=HALF, seed=0)
+    export_training_data(labelled_suite, ["pa"], out, frames=SMALL, fractions=HALF, seed=0, force=True)

@@ -1193,7 +1193,9 @@ def score_blocks(
     except StoreError as exc:
         if results is None:  # nothing ran: the store cannot be used at all
             raise
-        raise RunStoppedError(exc, summary, store.url, _clear_after_stop(store, noted)) from exc
+        # (the notes of tasks handed to workers are no crash suspects: the next run does not isolate them)
+        unclear = _clear_after_stop(store, noted)
+        raise RunStoppedError(exc, summary, store.url, unclear if in_process else []) from exc
     finally:
         close = getattr(results, "close", None)
         if close is not None:

@@ -14,6 +14,7 @@ a unique constraint over all rows. Version 1 rows are kept with an empty fingerp
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -300,6 +301,6 @@ def _read_version(conn: Connection) -> int:
 
 
 def _pasteable(url: str) -> str:
-    """``url`` as a command can take it: a URL shown with its password masked reads "URL" (the store's
-    URL as given to this command), since the masked text would not open the store."""
-    return "URL" if "***" in url else url
+    """``url`` as a shell command can take it (quoted where needed): a URL shown with its password masked
+    reads "URL" (the store's URL as given to this command), since the masked text would not open it."""
+    return "URL" if "***" in url else shlex.quote(url)

@@ -237,7 +237,7 @@ class _Outage:
         gone through, and doing it again would do its work twice or report it wrongly.
         """
         store = self.store
-        if store._dialect != "postgresql" or (self.committing and not idempotent):
+        if store._dialect != "postgresql" or (self.committing and not idempotent) or store._given_up:
             return False
         reason = outage_reason(exc, reached=store._reached)
         if reason is None:
@@ -250,6 +250,8 @@ class _Outage:
         self.reason = store._reason(exc)
         waited = now - self.since
         if waited >= POSTGRES_OUTAGE_WAIT_S:
+            # What runs after this error (a run's clean-up) fails at once, not after another wait.
+            store._given_up = True
             raise StoreError(f"cannot {self.action} {store.url}: {self.reason}; the server was not back "
                              f"after {waited:.0f} s of retries") from exc
         delay = _OUTAGE_DELAYS_S[min(self.tries, len(_OUTAGE_DELAYS_S) - 1)]
@@ -261,6 +263,7 @@ class _Outage:
     def over(self) -> None:
         """A try went through: warn, once, if the server had been away."""
         self.store._reached = True
+        self.store._given_up = False
         if self.since is not None:
             _log.warning("%s: the PostgreSQL server was away for %.1f s (%s); reached again after %d %s",
                          self.store.url, time.monotonic() - self.since, self.reason, self.tries,
@@ -322,6 +325,7 @@ class ResultStore:
         self.row_format = ROW_FORMAT
         self._dialect = parsed.get_backend_name()
         self._reached = False  # a transaction went through: a refused connection now means an outage
+        self._given_up = False  # an outage outlasted the wait: no more waits until a transaction goes through
         self._engine = self._create_engine(parsed)
 
         def check(conn: Connection) -> None:
