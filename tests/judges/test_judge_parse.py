@@ -114,16 +114,22 @@ FENCED_THEN_EXAMPLE = (
 )
 
 
-def test_a_fenced_answer_wins_over_a_later_unfenced_object() -> None:
+def test_an_answer_set_off_then_another_in_a_sentence_is_unclear_not_guessed() -> None:
+    # A fenced answer, then another score inside a sentence: an example (audit judgeproto F5: the example's
+    # 5 was read) or a correction (review rev23 F1: "so I revise it to {...}" was read as the first, once
+    # set-off answers came first). Neither is guessed: the reply is unusable, and the repair prompt asks.
     res = parse_reply(FENCED_THEN_EXAMPLE, PA)
-    assert (res.score, res.reasoning) == (2, "the cup passes through the table")
+    assert res.score is None and "gives two answers, 2 set off and then 5" in (res.error or "")
+    revised = ('{"reasoning": "stable", "physical_adherence": 4}\nLooking again at frame 9 the cup sinks, so '
+               'I revise my answer to {"reasoning": "cup sinks", "physical_adherence": 2}.')
+    assert parse_reply(revised, PA).score is None
+    same = '{"physical_adherence": 4}\nThat is, {"physical_adherence": 4} as asked.'
+    assert parse_reply(same, PA).score == 4  # the same score twice is no doubt
     # of several fenced answers, the last; a fence without the key does not hide a later answer
     two = '```json\n{"physical_adherence": 1}\n```\nRevised:\n```json\n{"physical_adherence": 4}\n```'
     assert parse_reply(two, PA).score == 4
     other = '```python\n{"x": 1}\n```\n{"reasoning": "r", "physical_adherence": 3}'
     assert parse_reply(other, PA).score == 3
-    # --scoring expected reads the probabilities where the parser read the score: in the fence
-    assert score_char_offset(FENCED_THEN_EXAMPLE, PA) == FENCED_THEN_EXAMPLE.index("2")
 
 
 @pytest.mark.parametrize(
@@ -162,21 +168,25 @@ def test_ends_with_object() -> None:
          'Frames 1-8 show a stable arm. Answer: {"reasoning": "stable arm", "physical_adherence": 5}', 5),
         ('Schema reminder: ```{"physical_adherence": 5}``` means perfect.\n'
          'Final: {"physical_adherence": 2, "reasoning": "melting"}', 2),
-        # a later answer out of range is not the answer; the last valid one is
-        ('{"reasoning": "r", "physical_adherence": 3}\nOn reflection:\n{"physical_adherence": 9}', 3),
-        # an echo that is the whole reply's only object holding the key is no answer
-        ('{"reasoning": "<your reasoning>", "physical_adherence": 4}', None),
+        # a last answer out of range makes the reply unusable (the repair prompt asks again): the draft
+        # before it is not scored in its place (review rev23 F2)
+        ('{"reasoning": "r", "physical_adherence": 3}\nOn reflection:\n{"physical_adherence": 9}', None),
+        # a real score beside a reasoning left as the placeholder is an answer (review rev23 F3)
+        ('{"reasoning": "<your reasoning>", "physical_adherence": 4}', 4),
+        # the score itself left as the placeholder is an echo, no answer
+        ('{"reasoning": "r", "physical_adherence": "<1-5>"}', None),
     ],
     ids=["fenced-format-then-plain", "quoted-instruction", "inline-fence-then-final", "out-of-range-last",
-         "placeholder-reasoning"],
+         "placeholder-reasoning", "placeholder-score"],
 )
-def test_the_answer_is_the_last_valid_object_not_the_first_fence(text: str, score: float | None) -> None:
+def test_the_answer_is_the_last_object_past_echoes_of_the_format(text: str, score: float | None) -> None:
     res = parse_reply(text, PA)
     assert res.score == score
     if score is not None:
         assert score_char_offset(text, PA) == text.rindex(str(score))
     else:
-        assert res.error is not None and "repeats the answer format" in res.error
+        said = res.error or ""
+        assert "outside 1-5" in said or "repeats the answer format" in said
 
 
 @pytest.mark.parametrize(

@@ -94,13 +94,19 @@ def test_a_cut_off_reply_that_ends_with_its_answer_is_scored(
     ],
     ids=["prose-after", "fenced-then-prose", "full-stop"],
 )
-def test_a_cut_off_reply_whose_set_off_answer_is_complete_is_scored_not_repaired(
+def test_a_cut_off_reply_with_text_after_its_answer_is_repaired_not_trusted(
     answer: str, make_items: Any, tmp_path: Path, cache: ResponseCache
 ) -> None:
-    with FakeServer(lambda body, n: completion(answer, n, finish="length")) as srv:
+    # The text cut after an answer may have been revising it (review rev23 F4): one repair prompt asks.
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if n == 1:
+            return completion(answer, n, finish="length")
+        return completion('{"reasoning": "cup slips", "physical_adherence": 2}', n)
+
+    with FakeServer(script) as srv:
         _, (row,) = run(make_items(["a"]), judge(srv.url), tmp_path, cache)
-    assert srv.count == 1 and row.value == 3
-    assert row.details is not None and row.details["parse_status"] == "ok"
+    assert srv.count == 2 and row.value == 2
+    assert row.details is not None and row.details["parse_status"] == "repaired"
     assert row.details["truncated"] is True
 
 

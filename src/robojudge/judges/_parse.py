@@ -199,18 +199,17 @@ def _candidates(body: str) -> list[_Candidate]:
 
 
 def _in_answer_order(found: list[_Candidate]) -> list[_Candidate]:
-    """Set-off objects, the last one first, then the objects written inside a sentence, the last first."""
-    return [c for c in reversed(found) if c.set_off] + [c for c in reversed(found) if not c.set_off]
+    """The objects the last one first: a model's last answer is its final one (a correction written after
+    a first answer, on a line of its own or inside a sentence, replaces it)."""
+    return list(reversed(found))
 
 
 def find_json_object(text: str, key: str | None = None) -> dict[str, Any] | None:
     """The JSON object a reply most likely means, without a rubric to check it against, or ``None``.
 
-    Thinking is dropped as by :func:`strip_thinking`. Objects set off as an answer (on a line of their
-    own, after a label ending in ``:``, or in a code fence) come before objects quoted inside a
-    sentence, and of each kind the last one first; with ``key``, the first in that order that holds the
-    key, else the first object. :func:`parse_reply` goes further: it takes the first object in that order
-    that is a valid answer under the rubric.
+    Thinking is dropped as by :func:`strip_thinking`. The last object written (in a code fence or not)
+    is the answer; with ``key``, the last one that holds the key, else the last object.
+    :func:`parse_reply` goes further: it passes over an object that only repeats the answer format.
     """
     ordered = _in_answer_order(_candidates(_blank_thinking(text)))
     for cand in ordered:
@@ -238,9 +237,10 @@ def _format_values(rubric: Rubric) -> dict[str, frozenset[str]]:
 
 
 def _echo(obj: dict[str, Any], rubric: Rubric) -> str | None:
-    """The key whose value only repeats the answer format (a ``<...>`` placeholder, or the value the
-    rubric's own format line writes there), or ``None`` for a filled-in answer."""
-    keys = (*rubric.checks, rubric.score_key, rubric.reasoning_key)
+    """The score or check key whose value only repeats the answer format (a ``<...>`` placeholder, or the
+    value the rubric's own format line writes there), or ``None`` for a filled-in answer (a reasoning
+    left as the placeholder beside a real score is still an answer)."""
+    keys = (*rubric.checks, rubric.score_key)
     written = _format_values(rubric)
     for k in keys:
         v = obj.get(k)
@@ -326,14 +326,12 @@ def _parse_label(value: Any, rubric: Rubric, reasoning: str | None, obj: dict[st
 def parse_reply(text: str, rubric: Rubric) -> ParseResult:
     """Read a judge's reply under ``rubric``; never raises: a reply it cannot read is unusable.
 
-    The answer is the model's final one: the last JSON object in the reply that is valid under the
-    rubric (score key or checks present, score of the right type and in range), skipping an object that
-    only repeats the answer format (a ``<...>`` placeholder, or the value the rubric's own format line
-    writes, as a score, check or reasoning value). Objects set off as an answer (on a line of their own,
-    after a label ending in ``:``, or in a code fence that is) come first; an object written inside a
-    sentence is read only when none of those is valid, so an example quoted after the answer is not
-    read. Thinking is dropped as by :func:`strip_thinking`. With no valid object, the reason given is
-    that of the first object holding the score key in that order, else of the first object.
+    The answer is the model's final one: the last JSON object in the reply that holds the score key (or
+    the first check), passing over an object that only repeats the answer format (a ``<...>``
+    placeholder, or the value the rubric's own format line writes, as its score or check value). That
+    object is read as it is: a score out of range or of the wrong type makes the reply unusable (and
+    asks for the repair prompt), never an earlier draft scored in its place. Thinking is dropped as by
+    :func:`strip_thinking`. With no such object, the reason given is that of the last object.
     """
     try:
         return _parse_reply(text, rubric)
@@ -354,19 +352,39 @@ def _choose(text: str, rubric: Rubric) -> tuple[ParseResult, _Candidate | None]:
     if not ordered:
         return ParseResult(None, error="no JSON object in the reply"), None
     first: ParseResult | None = None
-    for cand in ordered:
+    for k, cand in enumerate(ordered):
         if key not in cand.obj:
             continue
-        res = _read_object(cand.obj, rubric)
-        echoed = _echo(cand.obj, rubric) if res.ok else None
-        if res.ok and echoed is None:
-            return res, cand
-        if echoed is not None:
+        echoed = _echo(cand.obj, rubric)
+        if echoed is None:
+            res = _read_object(cand.obj, rubric)
+            if res.ok and not cand.set_off:
+                other = _set_off_answer(ordered[k + 1:], rubric, key)
+                if other is not None and other.score != res.score:
+                    # An answer on a line of its own, then another inside a sentence: a correction
+                    # ("so I revise it to {...}") or an example ("a flawless video would get {...}")?
+                    # Neither is taken on a guess: the repair prompt asks for the answer alone.
+                    was = other.obj.get(key) if other.obj is not None else other.score
+                    why = (f"the reply gives two answers, {_shown(was)} set off and then "
+                           f"{_shown(cand.obj[key])} inside a sentence: which is meant is unclear")
+                    return ParseResult(None, res.reasoning, why, cand.obj), None
+            return res, (cand if res.ok else None)
+        if first is None:
             shown = _shown(cand.obj[echoed])
             why = f"the JSON only repeats the answer format ({echoed} = {shown})"
-            res = ParseResult(None, res.reasoning, why, cand.obj)
-        first = first or res
+            first = ParseResult(None, None, why, cand.obj)
     return first or _read_object(ordered[0].obj, rubric), None
+
+
+def _set_off_answer(earlier: list[_Candidate], rubric: Rubric, key: str) -> ParseResult | None:
+    """The reading of the last valid answer set off (on a line of its own, after a label or in a fence)
+    among ``earlier`` (last first), or None."""
+    for cand in earlier:
+        if cand.set_off and key in cand.obj and _echo(cand.obj, rubric) is None:
+            res = _read_object(cand.obj, rubric)
+            if res.ok:
+                return res
+    return None
 
 
 def _read_object(obj: dict[str, Any], rubric: Rubric) -> ParseResult:
@@ -392,17 +410,12 @@ def _read_object(obj: dict[str, Any], rubric: Rubric) -> ParseResult:
 def answer_is_final(text: str, rubric: Rubric) -> bool:
     """Whether a reply cut off at the token limit still holds its final answer.
 
-    True when the reply ends with a closed JSON object, or when the answer :func:`parse_reply` reads is
-    a closed object set off as an answer (see :func:`find_json_object`) after which the reply opens no
-    other object: only prose was cut. A score written inside a sentence, as in untagged thinking
-    (``my first impression is {...}, but``), may be a draft the model was revising, and does not count.
+    True only when the reply ends with a closed JSON object that is a valid answer: text cut after an
+    answer may have been revising it (``{...} Hmm, but frame 9 shows``), as untagged thinking does
+    (``my first impression is {...}, but``), so it is repaired rather than trusted.
     """
     parsed, cand = _choose(text, rubric)
-    if not parsed.ok or cand is None:
-        return False
-    if ends_with_object(text):
-        return True
-    return cand.set_off and cand.closed and "{" not in _blank_thinking(text)[cand.end :]
+    return parsed.ok and cand is not None and cand.closed and ends_with_object(text)
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
