@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,23 +64,30 @@ def _item_values(inp: ReportInput) -> tuple[list[str], list[str], FloatArray]:
     return [it.item_id for it in inp.scope], [f.metric for f in feats], raw
 
 
+def _series_by_metric(inp: ReportInput) -> Iterator[tuple[str, list[Feature], str, str]]:
+    """``(metric, its stored series, installed config hash, installed version)`` for each taxonomy metric
+    this robojudge knows (none without ``inp.config_key``)."""
+    if inp.config_key is None:
+        return
+    by_metric: dict[str, list[Feature]] = defaultdict(list)
+    for f in inp.taxonomy_columns:
+        by_metric[f.metric].append(f)
+    for m, feats in by_metric.items():
+        try:
+            chash, version = inp.config_key(m, None)
+        except (KeyError, ValueError):  # a metric this robojudge does not know
+            continue
+        yield m, feats, chash, version
+
+
 def _current_versions(inp: ReportInput) -> dict[str, Feature]:
     """For each metric stored under several versions whose other rows are all of other versions than
     the one installed: its default configuration at the installed version, the values ``robojudge
     score`` computes now (as the acceleration audit reads them). Older versions' rows stay in the
     store after a rescore, and no run replaces them; left out here, they are named in the intro."""
-    if inp.config_key is None:
-        return {}
-    by_metric: dict[str, list[Feature]] = defaultdict(list)
-    for f in inp.taxonomy_columns:
-        by_metric[f.metric].append(f)
     out = {}
-    for m, feats in by_metric.items():
+    for m, feats, chash, version in _series_by_metric(inp):
         if len(feats) < 2:
-            continue
-        try:
-            chash, version = inp.config_key(m, None)
-        except (KeyError, ValueError):  # a metric this robojudge does not know
             continue
         chosen = [f for f in feats if (f.series.key.config_hash, f.series.key.version) == (chash, version)]
         if len(chosen) == 1 and all(f.series.key.version != version for f in feats if f is not chosen[0]):
@@ -92,22 +99,8 @@ def _older_only(inp: ReportInput) -> dict[str, tuple[str, str]]:
     """Metrics stored under one series whose version is not the installed one: ``metric -> (stored
     version, installed version)``. They are read at that version (no row of the installed version is
     stored), which the section and its table say: bumps change values on some inputs."""
-    if inp.config_key is None:
-        return {}
-    seen: dict[str, list[Feature]] = defaultdict(list)
-    for f in inp.taxonomy_columns:
-        seen[f.metric].append(f)
-    out = {}
-    for m, feats in seen.items():
-        if len(feats) != 1:
-            continue
-        try:
-            _, installed = inp.config_key(m, None)
-        except (KeyError, ValueError):  # a metric this robojudge does not know
-            continue
-        if feats[0].series.key.version != installed:
-            out[m] = (feats[0].series.key.version, installed)
-    return out
+    return {m: (feats[0].series.key.version, installed) for m, feats, _, installed in _series_by_metric(inp)
+            if len(feats) == 1 and feats[0].series.key.version != installed}
 
 
 def older_version_note(older: Mapping[str, tuple[str, str]]) -> str:
