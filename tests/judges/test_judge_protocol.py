@@ -60,6 +60,29 @@ def test_a_reply_cut_off_mid_thought_is_repaired_then_unscored_not_read_from_its
     assert row.details is not None and row.details["truncated"] is True
     assert row.details["turns"][0]["truncated"] is True
     assert row.details["turns"][0]["raw"][0] == draft
+    assert summary.truncated == 1
+
+
+def test_the_summary_counts_cut_off_replies(make_items: Any, tmp_path: Path, cache: ResponseCache,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from robojudge.cli._judge import print_judge_summary
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if n == 1:  # the first item's reply is cut off; the repair prompt (request 2) answers in full
+            return completion(DRAFT, n, finish="length")
+        if n == 2:
+            return completion('{"reasoning": "slips", "physical_adherence": 2}', n)
+        return completion('{"reasoning": "fine", "physical_adherence": 4}', n)
+
+    with FakeServer(script) as srv:
+        summary, rows = run(make_items(["a", "b", "c"]), judge(srv.url, concurrency=1), tmp_path, cache)
+    assert sorted(r.value for r in rows) == [2, 4, 4]
+    assert summary.truncated == 1 and summary.scored == 3
+    print_judge_summary("m", summary)
+    out = capsys.readouterr().out
+    assert "1 judgment had a reply cut off at the token limit" in out and "sampling.max_tokens" in out
+    print_judge_summary("m", type(summary)(total=1, scored=1))
+    assert "cut off" not in capsys.readouterr().out
 
 
 def test_a_cut_off_reply_whose_repair_answers_is_scored(

@@ -329,6 +329,12 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         highlight=False,
     )
     print_kept_failures(s.skipped, s.skipped_errors, "asks")
+    if s.truncated:
+        console.print(
+            f"[yellow]{s.truncated} judgment{'s' if s.truncated != 1 else ''} had a reply cut off at the "
+            "token limit[/] (details.truncated); a thinking model needs a larger sampling.max_tokens",
+            markup=True, highlight=False,
+        )
     if s.taken_over:
         console.print(f"{s.taken_over} stored judgments of the same model files in another folder (a moved "
                       "project) were taken over under this configuration, not judged again", highlight=False,

@@ -184,6 +184,9 @@ class JudgeRunSummary:
             (:func:`inputs_now`; judged again by the next run), and ``changed_items`` their items.
         cache_error: Why replies could not be written to the response cache, and ``cache_unsaved`` how
             many of this run's replies are not in it (a rerun sends those requests again).
+        truncated: Rows stored by this run with a reply cut off at the token limit
+            (``details.truncated``: scored when the cut-off reply still ended with its answer, else
+            unscored after the repair prompt); a count that grows says ``sampling.max_tokens`` is too small.
         warned: Rows stored with ``details.video_warnings`` (what had to be assumed about the video, and
             how non-square pixels were sent), and ``video_warnings`` those warnings by item.
     """
@@ -212,6 +215,7 @@ class JudgeRunSummary:
     changed_items: list[str] = field(default_factory=list)
     cache_error: str | None = None
     cache_unsaved: int = 0
+    truncated: int = 0
     warned: int = 0
     video_warnings: dict[str, list[str]] = field(default_factory=dict)
 
@@ -330,6 +334,8 @@ class Writer:
             else:
                 s.scored += 1
             details = row.details or {}
+            if row.key in stored and details.get("truncated"):
+                s.truncated += 1
             if row.key in stored and details.get("video_warnings"):
                 s.warned += 1
                 seen = s.video_warnings.setdefault(row.item_id, [])
