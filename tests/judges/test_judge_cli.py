@@ -149,6 +149,32 @@ def test_cli_several_base_urls_make_a_fleet(tmp_path: Path, make_items: Any) -> 
     assert res.exit_code == 2 and "named twice" in res.output
 
 
+def test_cli_token_limit_field_names_the_field_the_limit_goes_out_in(tmp_path: Path, make_items: Any) -> None:
+    """--token-limit-field with --max-tokens: inline, and over a declared judge's own field."""
+    manifest = _manifest(tmp_path, make_items)
+    (tmp_path / "j.toml").write_text('[judges.o]\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n'
+                                     '[judges.o.sampling]\ntoken_limit_field = "max_completion_tokens"\n')
+    with FakeServer(_reply) as srv:
+        for n, how in enumerate((["--backend", "openai", "--model", "m", "--token-limit-field",
+                                  "max_completion_tokens"],
+                                 ["--judge", "o", "--judges", str(tmp_path / "j.toml"), "--token-limit-field",
+                                  "max_tokens"])):
+            res = CliRunner().invoke(app, ["judge", str(manifest), *how, "--base-url", srv.url,
+                                           "--max-tokens", "333", "--rubric", "pa", "--db",
+                                           str(tmp_path / f"r{n}.sqlite"), "--no-cache", "--no-progress"])
+            assert res.exit_code == 0, res.output
+        bodies = srv.bodies
+    first, second = len([b for b in bodies if "max_completion_tokens" in b]), len(bodies)
+    assert 0 < first < second
+    for body in bodies[:first]:
+        assert body["max_completion_tokens"] == 333 and "max_tokens" not in body
+    for body in bodies[first:]:
+        assert body["max_tokens"] == 333 and "max_completion_tokens" not in body
+    res = CliRunner().invoke(app, ["judge", str(manifest), "--backend", "openai", "--model", "m",
+                                   "--token-limit-field", "max_output"])
+    assert res.exit_code == 2 and "--token-limit-field" in res.output
+
+
 def test_cli_errors_are_one_line(tmp_path: Path, make_items: Any) -> None:
     manifest = _manifest(tmp_path, make_items)
     runner = CliRunner()

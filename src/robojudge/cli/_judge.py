@@ -80,6 +80,15 @@ class GridView(StrEnum):
     whole = "whole"
 
 
+class TokenLimitField(StrEnum):
+    """``--token-limit-field``: the request field the token limit goes out in
+    (``JudgeSampling.token_limit_field``)."""
+
+    max_tokens = "max_tokens"
+    max_completion_tokens = "max_completion_tokens"
+    none = "none"
+
+
 ENDPOINT_HELP = """\
 No judge endpoint is configured. To judge videos with a vision-language model, serve one behind an
 OpenAI-compatible API, for example with vLLM:
@@ -128,7 +137,8 @@ def resolve_judge(
     An ``api_key_env`` naming a variable that is not set is an error here, not 401s later.
     """
     extra = {k: v for k, v in overrides.items() if v is not None}
-    sampling = {k: extra.pop(k) for k in ("temperature", "seed", "max_tokens") if k in extra}
+    sampling = {k: extra.pop(k) for k in ("temperature", "seed", "max_tokens", "token_limit_field")
+                if k in extra}
     if backend is not None:
         model = extra.get("model") or ""
         values: dict[str, Any] = {"name": name or _inline_name(model), "backend": backend, **extra}
@@ -483,6 +493,10 @@ def judge(
     temperature: float | None = typer.Option(None, "--temperature", min=0.0, help="Sampling temperature."),
     seed: int | None = typer.Option(None, "--seed", help="Sampling seed."),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=1, help="Most tokens per reply."),
+    token_limit_field: TokenLimitField | None = typer.Option(
+        None, "--token-limit-field", help="The request field --max-tokens is sent in: max_tokens, "
+        "max_completion_tokens (OpenAI o-series, GPT-5) or none \\[default: the judge's, else max_tokens]."
+    ),
     timeout: float | None = typer.Option(
         None, "--timeout", min=0.001, help="Seconds one attempt may take (connect to reply) \\[default: 120]."
     ),
@@ -565,6 +579,7 @@ def judge(
         "temperature": temperature,
         "seed": seed,
         "max_tokens": max_tokens,
+        "token_limit_field": None if token_limit_field is None else token_limit_field.value,
         "timeout_s": timeout,
         "deadline_s": deadline,
         "max_reply_bytes": max_reply_bytes,
