@@ -3,15 +3,17 @@ no clip are resampled (audit aggedge F8)."""
 
 from __future__ import annotations
 
+import csv
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.special import comb
 
 from robojudge.meta import generator_leaderboard
-from robojudge.report._leaderboard import leaderboard_markdown
+from robojudge.report._leaderboard import leaderboard_markdown, write_leaderboard
 
 
 def _shared_and_own(n_own: int = 40, each: int = 2, seed: int = 3
@@ -70,6 +72,21 @@ def test_rank_spread_kept_and_counted_when_most_replicates_are_complete() -> Non
     assert all(not math.isnan(e.standings["overall"].rank_prob) for e in board.entries)
     assert f"rest on the {n} of 2000 replicates that draw every ranked generator" in " ".join(
         board.bootstrap_notes())
+
+
+def test_leaderboard_csv_says_how_many_replicates_its_rank_columns_rest_on(tmp_path: Path) -> None:
+    scores, gens, clips = _shared_and_own(n_own=3, each=3)
+    board = generator_leaderboard(scores, gens, clips, bootstrap=2000, seed=7)
+    write_leaderboard(board, tmp_path)
+    with (tmp_path / "leaderboard.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    n = board.rank_replicates["overall"]
+    assert 0 < n < 2000 and {r["overall_rank_replicates"] for r in rows} == {str(n)}
+    assert {r["pa_rank_replicates"] for r in rows} == {str(board.rank_replicates.get("pa", 2000))}
+    plain = generator_leaderboard(scores, gens, clips, bootstrap=0)
+    write_leaderboard(plain, tmp_path / "plain")
+    with (tmp_path / "plain" / "leaderboard.csv").open() as f:
+        assert {r["overall_rank_replicates"] for r in csv.DictReader(f)} == {""}
 
 
 def test_rank_outside_its_range_is_said() -> None:

@@ -563,7 +563,8 @@ def leaderboard_markdown(board: Leaderboard, *, title: str = "Generator leaderbo
 
 def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "Generator leaderboard",
                       named: bool = True, note: str = "") -> list[Path]:
-    """Write ``leaderboard.md``, ``leaderboard.csv`` (one row per generator) and ``leaderboard_pairs.csv``
+    """Write ``leaderboard.md``, ``leaderboard.csv`` (one row per generator; per target ``T_rank_replicates``
+    says how many bootstrap replicates its P(rank) and rank range rest on) and ``leaderboard_pairs.csv``
     (one row per pair of generators ranked on a target: P(a > b) and the clips each was scored on) to
     ``out_dir``.
 
@@ -579,8 +580,13 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
     fields = ["generator", *(f"n_{a}" for a in board.axes)]
     for t in board.targets:
         fields += [t, f"{t}_low", f"{t}_high", *(f"{t}_{k}" for k in ("rank", "rank_prob", "rank_low",
-                                                                        "rank_high", "small_n"))]
+                                                                        "rank_high", "rank_replicates",
+                                                                        "small_n"))]
     fields += ["scores_from"] if note else []
+    # the replicates P(rank) and the rank range rest on (those drawing every ranked generator), so that
+    # the CSV read alone says so; empty without a bootstrap or on a target nobody is ranked on
+    replicates = {t: board.rank_replicates.get(t, board.n_replicates) for t in board.targets
+                  if board.n_replicates and any(e.standings[t].rank is not None for e in board.entries)}
     with replacing(out, named=named) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "leaderboard.csv", newline="") as f:
             w = SafeCsvWriter(f)
@@ -590,7 +596,7 @@ def write_leaderboard(board: Leaderboard, out_dir: str | Path, *, title: str = "
                 for t in board.targets:
                     s = e.standings[t]
                     row += [s.score.value, s.score.low, s.score.high, s.rank, s.rank_prob,
-                            s.rank_low or None, s.rank_high or None, small_standing(e, t)]
+                            s.rank_low or None, s.rank_high or None, replicates.get(t), small_standing(e, t)]
                 row += [note] if note else []
                 w.writerow(["" if v is None or (isinstance(v, float) and math.isnan(v)) else v for v in row])
         with files.open(out / "leaderboard_pairs.csv", newline="") as f:
