@@ -35,6 +35,14 @@ def test_table_markdown_escapes_html_and_pipes():
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|x y" in md
 
 
+def test_table_markdown_escapes_dollars_that_a_renderer_reads_as_math():
+    """GitHub renders ``$...$`` as TeX: a generator named ``*g* $h$`` must stay that text."""
+    t = Table("t", "title", ["name", "v"])
+    t.add([text("cost $5 $h$"), Cell(1.0)])
+    md = t.to_markdown()
+    assert "cost \\$5 \\$h\\$" in md and "cost $5" not in md
+
+
 def test_leaderboard_and_label_agreement_and_summary_files(tmp_path):
     items = [Item(item_id=f"i{k}-{g}", video="v.mp4", clip_id=f"c{k}", generator=g, labels={"pa": p, "ia": p})
              for k in range(4) for g, p in ((EVIL, 5), (TAG, 2))]

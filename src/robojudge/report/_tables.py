@@ -42,8 +42,9 @@ _LATEX_ESCAPES = (
 
 
 # Markdown punctuation that changes what a cell shows; an intraword "_" (between letters or digits) does not.
-_MD_SPECIAL = re.compile(r"[`*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
-_MD_PROSE = re.compile(r"[*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")  # (the same, backticks left as code)
+_MD_SPECIAL = re.compile(r"[`*|~$]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
+# (the same, backticks left as code, and $ too: robojudge's own notes quote `$VARIABLES` in code)
+_MD_PROSE = re.compile(r"[*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
 
 #: A cell resting on fewer items than this is flagged as small n.
 SMALL_N_ITEMS = 10
@@ -375,13 +376,14 @@ def _num(v: float) -> str:
 
 def md_escape(s: str) -> str:
     r"""Text safe inside a Markdown table cell, so that a name stays one plain cell: backslashes doubled,
-    HTML escaped (renderers pass raw HTML through), ``` ` * _ | ~``` escaped (code, emphasis, columns,
-    strikethrough), a ``]`` before ``(`` escaped (an inline link or image; brackets alone are text, as
-    in a label ``flow [fps=2]``, and no report defines link references) and line breaks flattened. An
-    ``_`` between two letters or digits is left as it is: it cannot start or end emphasis.
+    HTML escaped (renderers pass raw HTML through), ``` ` * _ | ~ $``` escaped (code, emphasis, columns,
+    strikethrough, math where the renderer reads ``$...$`` as TeX, as GitHub's does), a ``]`` before
+    ``(`` escaped (an inline link or image; brackets alone are text, as in a label ``flow [fps=2]``, and
+    no report defines link references) and line breaks flattened. An ``_`` between two letters or
+    digits is left as it is: it cannot start or end emphasis.
 
-    >>> print(md_escape("a\\|b *x* ![i](u) <b> cosmos_predict2 _v_ [fps=2]"))
-    a\\\|b \*x\* ![i\](u) &lt;b&gt; cosmos_predict2 \_v\_ [fps=2]
+    >>> print(md_escape("a\\|b *x* ![i](u) <b> cosmos_predict2 _v_ [fps=2] $h$"))
+    a\\\|b \*x\* ![i\](u) &lt;b&gt; cosmos_predict2 \_v\_ [fps=2] \$h\$
     """
     return _md_escaped(s, _MD_SPECIAL)
 
