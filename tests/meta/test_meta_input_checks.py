@@ -457,3 +457,19 @@ def test_the_composition_hint_needs_ids_that_differ(tmp_path: Path) -> None:
     h, p = _files(tmp_path, "item_id,axis,score\nv3,ia,4\n", "item_id,axis,score\nv3,ia,4\nv3,pa,2\n")
     with pytest.raises(ScoreTableError, match=r"1 row\(s\) have no human score in .* \(item/axis: v3/pa\)$"):
         agreement_from_csv(p, h, bootstrap=0)
+
+
+def test_a_blank_judge_cell_is_refused_as_a_blank_item_id_is(tmp_path: Path) -> None:
+    """A judge named once per block (the rest of its rows blank) became a second judge named '', holding
+    the blank rows, while the named judge's statistics rested on the others alone."""
+    h, p = _files(tmp_path, "item_id,axis,score\n" + "".join(f"i{k},PA,3\n" for k in range(1, 7)),
+                  "judge,item_id,axis,score\nJ,i1,PA,2\n,i2,PA,3\nJ,i3,PA,4\nJ,i4,PA,5\n ,i5,PA,1\n"
+                  "J,i6,PA,2\n")
+    with pytest.raises(ScoreTableError,
+                       match=r"pred.csv line 3, column 'judge': blank judge \(2 such rows\)"):
+        agreement_from_csv(p, h, bootstrap=0)
+    result = run("agreement", "--pred", p, "--human", h, "--bootstrap", 0)
+    assert result.exit_code == 2, result.output
+    assert "line 3, column 'judge': blank judge" in result.output
+    p.write_text("judge,item_id,axis,score\n" + "".join(f"J,i{k},PA,{k % 5 + 1}\n" for k in range(1, 7)))
+    assert agreement_from_csv(p, h, bootstrap=0).judges == ("J",)

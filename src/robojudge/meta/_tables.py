@@ -245,8 +245,9 @@ def agreement_from_csv(
             and how many items and rows of each file ``disputed`` left out or kept.
 
     Raises:
-        ScoreTableError: A file cannot be read, has a bad or duplicate row, a score that is not a
-            finite number, a human score outside ``scale`` or a judge score that rounds outside it
+        ScoreTableError: A file cannot be read, has a bad or duplicate row, a blank item id or judge, a
+            score that is not a finite number, a human score outside ``scale`` or a judge score that
+            rounds outside it
             (axes are read without surrounding spaces, ids as written), an axis named ``overall`` or two
             axes that differ only by case, an item whose rows give different ``clip_id`` or ``source``
             values, a clip in two sources, or ``pred`` scores an item/axis that has no human score; a
@@ -266,8 +267,8 @@ def agreement_from_csv(
     pdf["_score"] = column_numbers(pdf, "score", pred)
     _check_scale(hdf, scale, human)
     _check_pred_scale(pdf, scale, pred)
-    for df, path in ((hdf, human), (pdf, pred)):
-        _check_ids(df, path)
+    _check_ids(hdf, human)
+    _check_ids(pdf, pred, ("item_id", "judge"))
     blank = np.flatnonzero(np.isnan(hdf["_score"].to_numpy(dtype=np.float64)))
     if blank.size and warn is not None:
         shown = ", ".join(f"{_line(hdf, int(i))} (item {hdf['item_id'].iloc[int(i)]!r})"
@@ -460,11 +461,17 @@ def _check_pred_scale(df: pd.DataFrame, scale: tuple[int, int], path: Path) -> N
             "on the human scale first, or give the scale both use with --scale LOW,HIGH")
 
 
-def _check_ids(df: pd.DataFrame, path: Path) -> None:
-    blank = np.flatnonzero((df["item_id"].str.strip() == "").to_numpy())
-    if blank.size:
-        more = f" ({blank.size} such rows)" if blank.size > 1 else ""
-        raise ScoreTableError(f"{path} {_line(df, int(blank[0]))}, column 'item_id': blank item id{more}")
+def _check_ids(df: pd.DataFrame, path: Path, columns: Sequence[str] = ("item_id",)) -> None:
+    """No blank cell in ``columns``: a blank judge cell in the judges' file (a spreadsheet that names the
+    judge once per block) would be a judge of its own, named ''."""
+    for col in columns:
+        if col not in df.columns:
+            continue
+        what = col.replace("_", " ")
+        blank = np.flatnonzero((df[col].str.strip() == "").to_numpy())
+        if blank.size:
+            more = f" ({blank.size} such rows)" if blank.size > 1 else ""
+            raise ScoreTableError(f"{path} {_line(df, int(blank[0]))}, column {col!r}: blank {what}{more}")
 
 
 def _check_sources(df: pd.DataFrame, path: Path) -> None:
