@@ -473,3 +473,72 @@ def test_a_blank_judge_cell_is_refused_as_a_blank_item_id_is(tmp_path: Path) -> 
     assert "line 3, column 'judge': blank judge" in result.output
     p.write_text("judge,item_id,axis,score\n" + "".join(f"J,i{k},PA,{k % 5 + 1}\n" for k in range(1, 7)))
     assert agreement_from_csv(p, h, bootstrap=0).judges == ("J",)
+
+
+def _segment_rows(blank: set[int], *, video: bool = True) -> str:
+    """12 videos of 3 segments in one group, a video a clip, levels Good, Medium, Bad in turn; the clip
+    (and with ``video`` False nothing else) of the videos in ``blank`` left blank."""
+    lines = ["robot,clip,video,verdict,kiva" if video else "robot,clip,verdict,kiva"]
+    for v in range(12):
+        level = ("Good", "Medium", "Bad")[v % 3]
+        clip = "" if v in blank else f"c{v}"
+        for s in range(3):
+            kiva = v % 3 + 0.1 * s + 0.01 * v
+            lines.append(f"fetch,{clip},v{v},{level},{kiva}" if video else f"fetch,{clip},{level},{kiva}")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_blank_segment_clip_is_a_clip_of_its_own_and_counted(tmp_path: Path) -> None:
+    """Blank clip cells were one clip named '': the 12 segments of 4 videos moved together in the
+    bootstrap, as one clip (9 clusters where there are 12 clips)."""
+    from robojudge.meta import segments_from_csv
+
+    path = tmp_path / "seg.csv"
+    path.write_text(_segment_rows({0, 1, 3, 6}))
+    said: list[str] = []
+    table = segments_from_csv(path, {"kiva": False}, group="robot", clip="clip", video="video",
+                              replicates=50, draws=50, warn=said.append)
+    # 8 named clips, and the 4 blank videos each a clip of its own: 12, as with every clip named
+    assert table.rho.clusters == {"fetch": 12}
+    assert said == [f"{path}: 12 segment(s) with a blank 'clip' cell, each taken as a clip of its own (its "
+                    "video) in the bootstrap: line 2, line 3, line 4, line 5, line 6 and 7 more"]
+    named = tmp_path / "named.csv"
+    named.write_text(_segment_rows(set()))
+    full = segments_from_csv(named, {"kiva": False}, group="robot", clip="clip", video="video",
+                             replicates=50, draws=50, warn=said.append)
+    assert full.rho.clusters == {"fetch": 12} and len(said) == 1
+    assert table.rho.metrics["kiva"].micro.rho == full.rho.metrics["kiva"].micro.rho
+    # without a video column, each blank-clip segment is a clip of its own: 8 clips + 12 segments
+    path.write_text(_segment_rows({0, 1, 3, 6}, video=False))
+    alone = segments_from_csv(path, {"kiva": False}, group="robot", clip="clip", replicates=50,
+                              warn=said.append)
+    assert alone.rho.clusters == {"fetch": 20}
+    assert "each taken as a clip of its own (the segment alone)" in said[-1]
+    r = run("segments", "--in", path, "--score", "kiva", "--group", "robot", "--clip", "clip",
+            "--replicates", 50, "--json")
+    assert r.exit_code == 0, r.output
+    assert "warning:" in r.output and "12 segment(s) with a blank 'clip' cell" in r.output
+
+
+@pytest.mark.parametrize(("column", "what"), [("robot", "group"), ("video", "video")])
+def test_a_blank_segment_group_or_video_is_refused(tmp_path: Path, column: str, what: str) -> None:
+    """A blank group was a third group named ''; blank videos were one video, whose level (its worst
+    segment's) took good videos out of the Good pool."""
+    from robojudge.meta import segments_from_csv
+
+    text = _segment_rows(set())
+    lines = text.splitlines()
+    header = lines[0].split(",")
+    for k in (4, 5):  # lines 5 and 6 of the file
+        cells = lines[k].split(",")
+        cells[header.index(column)] = ""
+        lines[k] = ",".join(cells)
+    path = tmp_path / "seg.csv"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ScoreTableError, match=rf"seg.csv line 5, column '{column}': blank {what} "
+                                              r"\(2 such rows\)"):
+        segments_from_csv(path, {"kiva": False}, group="robot", clip="clip", video="video", replicates=50,
+                          draws=50)
+    r = run("segments", "--in", path, "--score", "kiva", "--group", "robot", "--clip", "clip", "--video",
+            "video", "--replicates", 50)
+    assert r.exit_code == 2 and f"column '{column}': blank {what}" in " ".join(r.output.split())

@@ -327,7 +327,8 @@ def segments(
     Per group, macro (mean of the groups) and micro (pooled). Segments are resampled by clip (or video),
     so one clip's segments move together. With --reference, each other score's rho minus the
     reference's on the same replicates. With --video, the calibrated three-band overlap too (3 videos
-    per level drawn for calibration, the rest banded). A blank score is a segment it did not measure.
+    per level drawn for calibration, the rest banded). A blank score is a segment it did not measure; a
+    blank clip is a clip of its own (its video, else the segment), and a blank group or video an error.
     A voted judge (--turn-mean) is ranked by its mean level over turns and its majority verdict is
     compared with the human one as it is, as RoboWorM Table D4 does for a VLM.
     """
@@ -351,7 +352,7 @@ def segments(
     try:
         table = segments_from_csv(path, scores, verdict=verdict, group=group, clip=clip, video=video,
                                   reference=reference, replicates=replicates, draws=draws, seed=seed,
-                                  level=level, turn_means=means)
+                                  level=level, turn_means=means, warn=_warn)
     except ScoreTableError as exc:
         raise fail(str(exc)) from None
     rho = table.rho

@@ -705,6 +705,7 @@ def segments_from_csv(
     seed: int = 0,
     level: float = 0.95,
     turn_means: Mapping[str, str] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> SegmentTable:
     """Segment-level agreement of score columns with Good/Medium/Bad verdicts (``meta segments``).
 
@@ -720,10 +721,15 @@ def segments_from_csv(
     on the turn mean and its overlap on the majority verdict taken as it is (:attr:`SegmentTable.voted`),
     not on calibrated bands.
 
+    A blank ``clip`` cell is a clip of its own: the segment's video where there is a ``video`` column,
+    else the segment alone; ``warn`` receives how many there were. A blank ``group`` or ``video`` cell is
+    an error: read as a name, it would be one group or one video of every blank segment.
+
     Raises:
         ScoreTableError: The file cannot be read, lacks a column, has a score that is not a number or a
-            verdict other than Good, Medium or Bad (naming the line), or ``reference`` is not a score; a
-            voted judge is not a score, is not higher-is-better, or has a verdict off Table D4's scale.
+            verdict other than Good, Medium or Bad (naming the line), a blank group or video cell, or
+            ``reference`` is not a score; a voted judge is not a score, is not higher-is-better, or has a
+            verdict off Table D4's scale.
     """
     voted_means = dict(turn_means or {})
     if not scores:
@@ -742,6 +748,12 @@ def segments_from_csv(
     needed = (verdict, *scores, *voted_means.values(), *(c for c in (group, clip, video) if c))
     df = read_score_csv(path, tuple(dict.fromkeys(needed)))
     _check_names(df, [c for c in (group, clip, video) if c], path)
+    for col, what in ((group, "group"), (video, "video")):
+        if col and (blank := np.flatnonzero((df[col].str.strip() == "").to_numpy())).size:
+            more = f" ({blank.size} such rows)" if blank.size > 1 else ""
+            raise ScoreTableError(f"{path} {_line(df, int(blank[0]))}, column {col!r}: blank {what}{more}; "
+                                  f"name the segment's {what}: blank cells would be read as one {what}, "
+                                  "named ''")
     where = [f"{path} {_line(df, i)}, column {verdict!r}" for i in range(len(df))]
     try:
         levels = verdict_levels([v.strip() for v in df[verdict]], where)
@@ -760,6 +772,15 @@ def segments_from_csv(
     ranked = {name: ranked[name] for name in scores}  # the order the scores were given in
     cluster_col = clip or video
     clusters = [str(x) for x in df[cluster_col]] if cluster_col else [str(i) for i in range(len(df))]
+    if clip:  # a blank clip is a clip of its own (its video's, else the segment's), never one named ''
+        own = [i for i, c in enumerate(clusters) if not c.strip()]
+        for i in own:  # ("\0": no clip a user names)
+            clusters[i] = f"\0video {df[video].iloc[i]}" if video else f"\0row {i}"
+        if own and warn is not None:
+            each = "its video" if video else "the segment alone"
+            warn(f"{path}: {len(own)} segment(s) with a blank {clip!r} cell, each taken as a clip of its own "
+                 f"({each}) in the bootstrap: {', '.join(_line(df, i) for i in own[:_SHOWN_IDS])}"
+                 + (f" and {len(own) - _SHOWN_IDS} more" if len(own) > _SHOWN_IDS else ""))
     try:
         rho = segment_spearman_bootstrap(ranked, levels, groups, clusters, reference=reference,
                                          replicates=replicates, seed=seed, level=level)
