@@ -122,6 +122,9 @@ class JudgeRow:
             (:func:`robojudge.report._tables.is_approximate`): their intervals are approximate.
         reference: A row worked out from the labels, not a judge's scores (:func:`chance_row`): never
             compared, never marked best, no interval.
+        off_scale: Per axis on which the judge's scores round outside the label scale, their lowest
+            and highest score (:func:`off_scale_ranges`): its Acc and within-one there and on the
+            Overall are left out (NaN).
     """
 
     judge: str
@@ -135,6 +138,7 @@ class JudgeRow:
     base_model: str | None = None
     approximate: frozenset[str] = frozenset()
     reference: bool = False
+    off_scale: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 #: The label of Table 2's chance row (:func:`chance_row`).
@@ -278,11 +282,94 @@ def comparison_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
             + ".")
 
 
-def judges_table_note(rows: Sequence[JudgeRow], report: AgreementReport) -> str:
-    """The sentences above Table 2: :func:`comparison_note`, and where some clips are their source's only
-    one, that the intervals are narrower than they should be (:func:`robojudge.meta.lone_clusters_note`)."""
-    return " ".join(s for s in (comparison_note(rows, report),
+def judges_table_note(rows: Sequence[JudgeRow], report: AgreementReport,
+                      scale: tuple[int, int] = DEFAULT_SCALE) -> str:
+    """The sentences above Table 2: :func:`comparison_note`, the judges whose scores lie off the label
+    scale (:func:`off_scale_notes`), and where some clips are their source's only one, that the intervals
+    are narrower than they should be (:func:`robojudge.meta.lone_clusters_note`)."""
+    return " ".join(s for s in (comparison_note(rows, report), *off_scale_notes(rows, scale),
                                 *lone_sentences(report.n_lone_clusters, report.n_clusters)) if s)
+
+
+#: The statistics that round a judge's scores into the label scale (and clip what rounds outside it).
+ROUNDED_STATISTICS = ("exact", "within_one")
+
+
+def off_scale_ranges(pred: Mapping[str, Mapping[str, FloatArray]], human: Mapping[str, FloatArray],
+                     scale: tuple[int, int] = DEFAULT_SCALE) -> dict[str, dict[str, tuple[float, float]]]:
+    """``out[judge][axis]``: the lowest and highest of a judge's scores on an axis, where some score of an
+    item labelled on that axis rounds (half up) outside ``scale``.
+
+    Acc and within-one round a score into the scale and clip it there, so a 1-10 judge's 10 would count
+    as a match with a label of 5; ``meta agreement`` refuses such a file for that reason. A score that
+    rounds into the scale (5.4 on 1-5) is not off it: the clip changes nothing.
+    """
+    lo, hi = scale
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for j, per in pred.items():
+        for a, h in human.items():
+            if a not in per:
+                continue
+            x = np.asarray(per[a], dtype=np.float64)
+            x = x[np.isfinite(x) & np.isfinite(np.asarray(h, dtype=np.float64))]
+            rounded = np.floor(x + 0.5)
+            if ((rounded < lo) | (rounded > hi)).any():
+                out.setdefault(j, {})[a] = (float(x.min()), float(x.max()))
+    return out
+
+
+def _off_scale_why(ranges: Mapping[str, tuple[float, float]], scale: tuple[int, int]) -> str:
+    """Why a judge's Acc and within-one are left out: its range on each axis off the scale."""
+    lo, hi = scale
+    reach: dict[str, list[str]] = {}  # (axes that reach as far, named together)
+    for a, (low, high) in ranges.items():
+        if low < lo - 0.5 and high >= hi + 0.5:
+            far = f"from {low:g} to {high:g}"
+        else:
+            far = f"up to {high:g}" if high >= hi + 0.5 else f"down to {low:g}"
+        reach.setdefault(far, []).append(target_title(a))
+    parts = [f"{far} on {' and '.join(axes)}" for far, axes in reach.items()]
+    return f"answers {' and '.join(parts)} on the {lo}-{hi} label scale"
+
+
+def without_off_scale_accuracy(report: AgreementReport, off: Mapping[str, Mapping[str, tuple[float, float]]],
+                               scale: tuple[int, int] = DEFAULT_SCALE) -> AgreementReport:
+    """``report`` with the Acc and within-one of every judge in ``off`` (:func:`off_scale_ranges`) left
+    out (NaN, the reason in ``why``) on its off-scale axes and on the Overall (the mean of the axes'),
+    and so in the paired differences it takes part in. Its correlations and errors stay: they read the
+    raw scores."""
+    if not off:
+        return report
+    lo, hi = scale
+    why = {j: f"{_off_scale_why(r, scale)}: accuracy would clip its scores into {lo}-{hi} and count them "
+              "as matches" for j, r in off.items()}
+
+    def blank(stats: Mapping[str, Estimate], reason: str) -> dict[str, Estimate]:
+        return {k: Estimate(math.nan, why=reason) if k in ROUNDED_STATISTICS else e for k, e in stats.items()}
+
+    cells = {j: dict(per) for j, per in report.cells.items()}
+    for j, ranges in off.items():
+        for t in (*ranges, OVERALL):
+            cells[j][t] = replace(cells[j][t], stats=blank(cells[j][t].stats, why[j]))
+    differences = {pair: dict(per) for pair, per in report.differences.items()}
+    for (a, b), per in differences.items():
+        for j in (a, b):
+            for t in (*off.get(j, {}), OVERALL) if j in off else ():
+                per[t] = blank(per[t], why[j])
+    return replace(report, cells=cells, differences=differences)
+
+
+def off_scale_notes(rows: Sequence[JudgeRow], scale: tuple[int, int] = DEFAULT_SCALE) -> list[str]:
+    """One sentence per judge whose scores lie off the label scale (:attr:`JudgeRow.off_scale`)."""
+    out = []
+    for r in rows:
+        if r.off_scale:
+            where = ", ".join(target_title(t) for t in (*r.off_scale, OVERALL))
+            out.append(f"Judge {r.judge} {_off_scale_why(r.off_scale, scale)}: its Acc and within-one are "
+                       f"left out ({where}), since accuracy would clip its scores into the scale and count "
+                       "them as matches; its r and MSE stay. Put its scores on the label scale to compare "
+                       "them.")
+    return out
 
 
 class JudgesResult(NamedTuple):
@@ -365,10 +452,15 @@ def judges_report(rows: Sequence[ResultRow], items: Sequence[Item], higher_is_be
     # bootstrap).
     report = agreement_table(pred, human, clusters, strata, bootstrap=bootstrap, seed=seed,
                              level=level, pairs=difference_pairs(pred, human), rank_stats=False)
+    # A judge scoring on another scale (a rubric file with id pa and score_max 10): its clipped Acc is
+    # left out, as `meta agreement` refuses such scores.
+    off = off_scale_ranges(pred, human, DEFAULT_SCALE)
+    report = without_off_scale_accuracy(report, off, DEFAULT_SCALE)
     scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in AXES} for j, p in pred.items()}
     stages = {j.label: st for j in chosen if (st := judge_stage(j)) is not None}
     table = [replace(r, base_model=stages[r.judge][0], stage=stages[r.judge][1]) if r.judge in stages else r
              for r in judge_table(report, scored, clusters)]
+    table = [replace(r, off_scale=dict(off[r.judge])) if r.judge in off else r for r in table]
     return JudgesResult(report, table, cal, pred)
 
 
