@@ -1,5 +1,6 @@
 """Shared pytest fixtures."""
 
+import csv
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,6 +127,15 @@ def _settings_follow_monkeypatch() -> Iterator[None]:
     yield
     for name, method in originals.items():
         setattr(cls, name, method)
+
+
+@pytest.fixture
+def default_csv_limit() -> Iterator[None]:
+    """Python's own limit on a CSV cell (131,072 characters), as a fresh process has it: robojudge's readers
+    raise it for the whole process, so an earlier test may have. The limit in force is put back after."""
+    old = csv.field_size_limit(131_072)
+    yield
+    csv.field_size_limit(old)
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

@@ -9,10 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import re
+import sys
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ESCAPED_CELL", "FORMULA_STARTS", "SafeCsvWriter", "csv_safe"]
+__all__ = ["ESCAPED_CELL", "FORMULA_STARTS", "SafeCsvWriter", "allow_cells_of_any_length", "csv_safe"]
 
 #: First characters that make a spreadsheet read a cell as a formula or a command (OWASP, CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -112,3 +113,29 @@ class SafeCsvWriter:
         if isinstance(value, str) and _escaped(value):
             return value[1:]
         return value
+
+
+def allow_cells_of_any_length() -> None:
+    """Let ``csv.reader`` take a cell of any length: its limit is raised to the largest the platform allows.
+
+    Python's ``csv`` refuses a cell over ``csv.field_size_limit()`` characters (131,072 by default), and a
+    reader that meets one cannot go on at the right place: every later row is lost. A manifest's
+    instruction or ``meta`` cell (a per-frame trajectory) can be longer, and JSON Lines and Parquet read
+    the same data whole, so robojudge's readers of manifests, side tables and imported results call this
+    before they read.
+
+    The limit belongs to the whole process, not to one reader, and cannot be set for one read only:
+    raising it and putting the old value back around each read would race with another thread reading
+    at the same time. So it is raised and left raised (never lowered): other CSV reading in the process
+    then also takes long cells, which only makes it more lenient (the limit guards memory against
+    a runaway cell, and such a cell is at most as long as the file it is read from). A program that lowers
+    the limit itself gets it raised again at robojudge's next read.
+
+    >>> allow_cells_of_any_length()
+    >>> csv.field_size_limit() >= 2**31 - 1
+    True
+    """
+    try:
+        csv.field_size_limit(sys.maxsize)
+    except OverflowError:  # the limit is a C long, of 32 bits on Windows
+        csv.field_size_limit(2**31 - 1)

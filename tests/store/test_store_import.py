@@ -143,6 +143,18 @@ def test_jsonl_parquet_and_one_metric_files(tmp_path: Path) -> None:
         assert row.details is not None and row.details["import"]["row"] == 0  # Parquet: record index
 
 
+def test_a_csv_cell_longer_than_pythons_csv_limit_is_read(tmp_path: Path, default_csv_limit: None) -> None:
+    # A details cell over csv's default 131,072 characters made the whole file unreadable.
+    trace = json.dumps([i * 0.5 for i in range(40_000)])
+    assert len(trace) > 131_072
+    src = _write(tmp_path, f'item_id,metric,value,trace\na,ts_data_engine,0.5,"{trace}"\n'
+                 "b,ts_data_engine,0.25,\n")
+    with ResultStore(tmp_path / "db.sqlite") as store:
+        assert import_results(store, src).imported == 2
+        row = next(r for r in store.rows() if r.item_id == "a")
+        assert row.details is not None and row.details["trace"] == trace
+
+
 def test_metric_option_picks_one_metric_of_a_long_file(tmp_path: Path) -> None:
     with ResultStore(tmp_path / "db.sqlite") as store:
         report = import_results(store, _write(tmp_path, GOOD), metric="ta_mean_trajectory_length")

@@ -208,6 +208,18 @@ def test_instructions_as_a_json_object(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
+def test_an_instruction_longer_than_pythons_csv_cell_limit_is_read(
+    tmp_path: Path, default_csv_limit: None
+) -> None:
+    # Over csv's default limit of 131,072 characters, the whole scan was refused (prompts.csv:2: cannot
+    # parse CSV from this line on: field larger than field limit).
+    touch(tmp_path / "v", "a/ep01.mp4", "a/ep02.mp4")
+    long = "open the drawer, " * 8_500
+    (tmp_path / "prompts.csv").write_text(f'clip_id,instruction\nep01,"{long}"\nep02,close it\n')
+    result = scan_folder(tmp_path / "v", instructions=tmp_path / "prompts.csv")
+    assert [it["instruction"] for it in by_id(result.items).values()] == [long.strip(), "close it"]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from robojudge._csv import allow_cells_of_any_length
 from robojudge.store import SafeCsvWriter
 
 ImportFormat = Literal["csv", "jsonl", "parquet"]
@@ -98,6 +99,7 @@ def read_records(path: Path) -> tuple[list[str], list[Record]]:
 
 
 def _read_csv(path: Path) -> tuple[list[str], list[Record]]:
+    allow_cells_of_any_length()
     with path.open(newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from robojudge._csv import allow_cells_of_any_length
 from robojudge.suite._problems import ManifestError, ManifestProblem
 
 SCAN_SUFFIXES = frozenset(
@@ -312,6 +313,7 @@ def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row:
 
 
 def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
+    allow_cells_of_any_length()
     try:
         with path.open(newline="", encoding="utf-8-sig") as f:
             lines = _Lines(f)
