@@ -32,18 +32,52 @@ def test_quoted_cells_over_several_lines_still_read(tmp_path: Path) -> None:
 
 
 def test_bytes_that_are_not_utf8_are_reported_at_their_line(tmp_path: Path) -> None:
+    (tmp_path / "a.mp4").write_bytes(b"")
     path = tmp_path / "s.csv"
     path.write_bytes(b"\xef\xbb\xbfitem_id,video,instruction\nx,a.mp4,ok\ny,a.mp4,caf\xe9\n")
     with pytest.raises(ManifestError) as info:
         load_suite(path)
     (problem,) = info.value.problems
-    assert problem.line == 3
+    assert (problem.line, problem.item_id) == (3, None)
     assert problem.message == "not valid UTF-8: byte 0xe9 at column 12 (invalid continuation byte)"
     json_path = tmp_path / "s.json"
     json_path.write_bytes(b'[\n{"item_id": "x",\n "video": "caf\xe9.mp4"}]')
     with pytest.raises(ManifestError) as info:
         load_suite(json_path)
     assert info.value.problems[0].line == 3
+
+
+def test_a_byte_that_is_not_utf8_costs_only_its_record(tmp_path: Path) -> None:
+    # One cp1252 "\xe9" pasted into a spreadsheet export loaded nothing, even with strict=False; the rows
+    # before and after it are read, as JSON Lines loses only its bad line (and says it the same way).
+    (tmp_path / "a.mp4").write_bytes(b"")
+    path = tmp_path / "s.csv"
+    path.write_bytes(b"item_id,video,instruction\r\n"
+                     b"e1,a.mp4,pick\r\n"
+                     b"e2,a.mp4,caf\xe9 table\r\n"
+                     b'e3,a.mp4,"two\r\nlines, caf\xe9"\r\n'  # the bad byte on the second line of its record
+                     b"e4,a.mp4,close\r\n")
+    suite = load_suite(path, strict=False)
+    assert [it.item_id for it in suite] == ["e1", "e4"]
+    assert [(p.line, p.message) for p in suite.problems] == [
+        (3, "not valid UTF-8: byte 0xe9 at column 13 (invalid continuation byte)"),
+        (5, "not valid UTF-8: byte 0xe9 at column 11 (invalid continuation byte)"),
+    ]
+    jsonl = tmp_path / "s.jsonl"
+    jsonl.write_bytes(b'{"item_id": "e1", "video": "a.mp4", "instruction": "caf\xe9"}\n')
+    assert [str(p) for p in validate_manifest(jsonl, media="none")] == [
+        f"{jsonl}:1: not valid UTF-8: byte 0xe9 at column 56 (invalid continuation byte)"
+    ]
+
+
+def test_a_header_that_is_not_utf8_refuses_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.csv"
+    path.write_bytes(b"item_id,vid\xe9o\nx,a.mp4\n")
+    with pytest.raises(ManifestError) as info:
+        load_suite(path, strict=False)
+    assert [(p.line, p.message) for p in info.value.problems] == [
+        (1, "not valid UTF-8: byte 0xe9 at column 12 (invalid continuation byte)")
+    ]
 
 
 def test_a_cell_longer_than_pythons_csv_limit_is_read(tmp_path: Path, default_csv_limit: None) -> None:

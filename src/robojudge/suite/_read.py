@@ -173,7 +173,7 @@ def _read_jsonl(path: Path, shown: str) -> Iterator[RawRecord]:
                 text = chunk.decode("utf-8")
             except UnicodeDecodeError as e:
                 rec = RawRecord(line=lineno, row=None, data=None)
-                rec.problems.append(ManifestProblem(shown, lineno, None, None, None, f"not valid UTF-8: {e}"))
+                rec.problems.append(ManifestProblem(shown, lineno, None, None, None, _bad_byte(chunk, e)))
                 yield rec
                 continue
             try:
@@ -314,47 +314,73 @@ def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row:
 
 def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
     allow_cells_of_any_length()
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as f:
-            lines = _Lines(f)
-            reader = csv.reader(lines)
+    # Bytes that are not UTF-8 become lone surrogates here and are reported with the record that holds
+    # them, so one such byte costs that record only, as a bad line of JSON Lines does.
+    with path.open(newline="", encoding="utf-8-sig", errors="surrogateescape") as f:
+        lines = _Lines(f)
+        reader = csv.reader(lines)
+        try:
+            header = next(reader)
+        except StopIteration:
+            return  # an empty file: reported as "manifest has no items" by the caller
+        if bad := _not_utf8_line(lines.taken, 1):
+            raise ManifestError([ManifestProblem(shown, bad[0], None, None, None, bad[1])])
+        header = [h.strip() for h in header]
+        _check_header(header, shown)
+        while True:
+            first_line = reader.line_num + 1
+            lines.taken.clear()
             try:
-                header = next(reader)
+                cells = next(reader)
             except StopIteration:
-                return  # an empty file: reported as "manifest has no items" by the caller
-            header = [h.strip() for h in header]
-            _check_header(header, shown)
-            while True:
-                first_line = reader.line_num + 1
-                lines.taken.clear()
-                try:
-                    cells = next(reader)
-                except StopIteration:
-                    break
-                except csv.Error as e:
-                    msg = f"cannot parse CSV from this line on: {e}"
-                    rec = RawRecord(line=first_line, row=None, data=None)
-                    rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
-                    yield rec
-                    break
-                if lines.done and _unterminated(lines.taken):
-                    # The reader takes a quote never closed to run to the end of the file.
-                    msg = "a quoted cell is never closed (unterminated quote): it runs to the end of the file"
-                    rec = RawRecord(line=first_line, row=None, data=None)
-                    rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
-                    yield rec
-                    break
-                if not any(c.strip() for c in cells):
-                    continue
-                if len(cells) != len(header):
-                    msg = f"record has {len(cells)} cells but the header has {len(header)} columns"
-                    rec = RawRecord(line=first_line, row=None, data=None)
-                    rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
-                    yield rec
-                    continue
-                yield _tabular_record(dict(zip(header, cells, strict=True)), shown, first_line, None)
-    except UnicodeDecodeError as e:
-        raise ManifestError([_not_utf8(path, shown, e)]) from e
+                break
+            except csv.Error as e:
+                msg = f"cannot parse CSV from this line on: {e}"
+                rec = RawRecord(line=first_line, row=None, data=None)
+                rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
+                yield rec
+                break
+            if lines.done and _unterminated(lines.taken):
+                # The reader takes a quote never closed to run to the end of the file.
+                msg = "a quoted cell is never closed (unterminated quote): it runs to the end of the file"
+                rec = RawRecord(line=first_line, row=None, data=None)
+                rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
+                yield rec
+                break
+            if bad := _not_utf8_line(lines.taken, first_line):
+                rec = RawRecord(line=first_line, row=None, data=None)
+                rec.problems.append(ManifestProblem(shown, bad[0], None, None, None, bad[1]))
+                yield rec
+                continue
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) != len(header):
+                msg = f"record has {len(cells)} cells but the header has {len(header)} columns"
+                rec = RawRecord(line=first_line, row=None, data=None)
+                rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
+                yield rec
+                continue
+            yield _tabular_record(dict(zip(header, cells, strict=True)), shown, first_line, None)
+
+
+def _not_utf8_line(lines: list[str], first: int) -> tuple[int, str] | None:
+    """The line number (counting from ``first``) and problem of the first of ``lines`` read with a byte
+    that is not UTF-8 (decoded with ``surrogateescape``), or None when every byte was UTF-8."""
+    for offset, line in enumerate(lines):
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            chunk = line.encode("utf-8", "surrogateescape")
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError as e:
+                return first + offset, _bad_byte(chunk, e)
+    return None
+
+
+def _bad_byte(chunk: bytes, error: UnicodeDecodeError) -> str:
+    """What is wrong with a line holding a byte that is not UTF-8, its column counted in bytes from 1."""
+    return f"not valid UTF-8: byte 0x{chunk[error.start]:02x} at column {error.start + 1} ({error.reason})"
 
 
 class _Lines:
@@ -413,8 +439,7 @@ def _not_utf8(path: Path, shown: str, error: UnicodeDecodeError) -> ManifestProb
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as e:
-                msg = f"not valid UTF-8: byte 0x{raw[e.start]:02x} at column {e.start + 1} ({e.reason})"
-                return ManifestProblem(shown, lineno, None, None, None, msg)
+                return ManifestProblem(shown, lineno, None, None, None, _bad_byte(raw, e))
     return file_problem(shown, f"not valid UTF-8: {error}")
 
 
