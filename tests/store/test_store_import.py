@@ -155,6 +155,19 @@ def test_a_csv_cell_longer_than_pythons_csv_limit_is_read(tmp_path: Path, defaul
         assert row.details is not None and row.details["trace"] == trace
 
 
+def test_a_jsonl_key_given_twice_is_refused(tmp_path: Path) -> None:
+    # json.loads keeps the last of two values without a word: 0.9 would have been imported.
+    src = _write(tmp_path, '{"item_id": "a", "metric": "ts_data_engine", "value": 0.2, "value": 0.9}\n'
+                 '{"item_id": "b", "metric": "ts_data_engine", "value": 0.5}\n', "v.jsonl")
+    with ResultStore(tmp_path / "db.sqlite") as store:
+        with pytest.raises(ResultImportError) as exc:
+            import_results(store, src)
+        assert _problems(exc) == [f"{src}:1: item 'a' field value: given more than once"]
+        report = import_results(store, src, skip_invalid=True)
+        assert report.imported == 1 and [p.line for p in report.skipped] == [1]
+        assert _values(store) == {("b", "ts_data_engine"): 0.5}
+
+
 def test_metric_option_picks_one_metric_of_a_long_file(tmp_path: Path) -> None:
     with ResultStore(tmp_path / "db.sqlite") as store:
         report = import_results(store, _write(tmp_path, GOOD), metric="ta_mean_trajectory_length")

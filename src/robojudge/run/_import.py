@@ -356,7 +356,8 @@ class _Checker:
     ) -> tuple[MetricSpec[Any], str, float, dict[str, Any]] | None:
         """The checked ``(spec, item id, value, extra cells)`` of a record, or None (problem or left out)."""
         if rec.error is not None:
-            self._add(rec, None, None, rec.error)
+            named = rec.cells.get("item_id")
+            self._add(rec, named if isinstance(named, str) else None, rec.field, rec.error)
             return None
         cells = rec.cells
         item_id = self._item_id(rec, cells.get("item_id"))

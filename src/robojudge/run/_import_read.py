@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from robojudge._csv import allow_cells_of_any_length
+from robojudge._json import loads_noting_repeats
 from robojudge.store import SafeCsvWriter
 
 ImportFormat = Literal["csv", "jsonl", "parquet"]
@@ -43,14 +44,17 @@ class Record:
         cells: Column name -> value. CSV cells are text, with empty cells left out and the
             spreadsheet escape of ``results export`` undone (``'=x`` reads as ``=x``); JSON Lines and
             Parquet keep their types (``None`` where a cell is null).
-        error: Why the record could not be read (bad JSON, more cells than columns); ``cells`` is
-            then empty.
+        error: Why the record could not be read (bad JSON, more cells than columns, a key given
+            twice); ``cells`` is then empty, but for a key given twice, whose cells are kept as read
+            (the last value of the key) to name the item.
+        field: The column ``error`` is about (a key given twice, as a dotted path), else ``None``.
     """
 
     line: int | None
     row: int | None
     cells: dict[str, Any]
     error: str | None = None
+    field: str | None = None
 
     @property
     def location(self) -> str:
@@ -130,7 +134,7 @@ def _read_jsonl(path: Path) -> tuple[list[str], list[Record]]:
             if not text.strip():
                 continue
             try:
-                obj = json.loads(text)
+                obj, repeated = loads_noting_repeats(text)
             except json.JSONDecodeError as exc:
                 records.append(Record(n, None, {}, f"not valid JSON ({exc.msg} at column {exc.colno})"))
                 continue
@@ -138,7 +142,12 @@ def _read_jsonl(path: Path) -> tuple[list[str], list[Record]]:
                 records.append(Record(n, None, {}, f"expected a JSON object, got {type(obj).__name__}"))
                 continue
             columns.update(dict.fromkeys(str(k) for k in obj))
-            records.append(Record(n, None, {str(k): v for k, v in obj.items()}))
+            cells = {str(k): v for k, v in obj.items()}
+            if repeated:
+                # json.loads would keep the last value without a word: a value of 0.2 then 0.9 is refused.
+                records.append(Record(n, None, cells, "given more than once", repeated[0]))
+                continue
+            records.append(Record(n, None, cells))
     return list(columns), records
 
 

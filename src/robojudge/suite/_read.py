@@ -10,12 +10,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from robojudge._csv import allow_cells_of_any_length
+from robojudge._json import loads_noting_repeats
 from robojudge.suite._problems import ManifestError, ManifestProblem
 
 SCAN_SUFFIXES = frozenset(
@@ -154,6 +156,10 @@ def _json_kind(value: Any) -> str:
     return type(value).__name__
 
 
+_REPEATED = "given more than once"
+"""Said of a key that a JSON object gives twice (``labels.pa: given more than once``), as of a CSV column
+repeated by a JSON cell and a dotted column: ``json.loads`` would keep the last value without a word."""
+
 _TOO_DEEP = "invalid JSON: nested too deeply"
 """Said for JSON that :func:`json.loads` gives up on with a ``RecursionError`` (a ``meta`` of thousands of
 ``[``): one bad line or cell, as any other invalid JSON, not a traceback that stops the whole manifest."""
@@ -177,7 +183,7 @@ def _read_jsonl(path: Path, shown: str) -> Iterator[RawRecord]:
                 yield rec
                 continue
             try:
-                value = json.loads(text)
+                value, repeated = loads_noting_repeats(text)
             except json.JSONDecodeError as e:
                 rec = RawRecord(line=lineno, row=None, data=None)
                 msg = f"invalid JSON: {e.msg} (column {e.colno})"
@@ -192,12 +198,14 @@ def _read_jsonl(path: Path, shown: str) -> Iterator[RawRecord]:
             if not isinstance(value, dict):
                 yield _not_an_object(shown, lineno, None, value)
                 continue
-            yield RawRecord(line=lineno, row=None, data=_id_like_to_str(value))
+            rec = RawRecord(line=lineno, row=None, data=_id_like_to_str(value))
+            rec.problems.extend(ManifestProblem(shown, lineno, None, None, p, _REPEATED) for p in repeated)
+            yield rec
 
 
 def _read_json(path: Path, shown: str) -> Iterator[RawRecord]:
     try:
-        value = json.loads(path.read_text(encoding="utf-8-sig"))
+        value, repeated = loads_noting_repeats(path.read_text(encoding="utf-8-sig"))
     except UnicodeDecodeError as e:
         raise ManifestError([_not_utf8(path, shown, e)]) from e
     except json.JSONDecodeError as e:
@@ -205,15 +213,28 @@ def _read_json(path: Path, shown: str) -> Iterator[RawRecord]:
         raise ManifestError([ManifestProblem(shown, e.lineno, None, None, None, msg)]) from e
     except RecursionError:
         raise ManifestError([file_problem(shown, _TOO_DEEP)]) from None
+    prefix = ""
     if isinstance(value, dict) and isinstance(value.get("items"), list):
-        value = value["items"]
+        value, prefix = value["items"], "items"
     if not isinstance(value, list):
         raise ManifestError(
             [file_problem(shown, 'a .json manifest must hold a list of objects (or {"items": [...]})')]
         )
+    # Repeated keys by record: "[3].labels.pa" (or "items[3].labels.pa") is field labels.pa of row 3.
+    by_row: dict[int, list[str]] = {}
+    for where in repeated:
+        in_list = where.removeprefix(prefix)
+        if m := re.fullmatch(r"\[(\d+)\]\.(.+)", in_list, re.DOTALL):
+            by_row.setdefault(int(m[1]), []).append(m[2])
+        elif not in_list.startswith("["):  # a key of the {"items": [...]} wrapper
+            raise ManifestError([file_problem(shown, f"key {where!r} {_REPEATED}")])
+        # (else inside an element that is no object, refused as such)
     for i, v in enumerate(value):
         if isinstance(v, dict):
-            yield RawRecord(line=None, row=i, data=_id_like_to_str(v))
+            rec = RawRecord(line=None, row=i, data=_id_like_to_str(v))
+            for field_ in by_row.get(i, ()):
+                rec.problems.append(ManifestProblem(shown, None, i, None, field_, _REPEATED))
+            yield rec
         else:
             yield _not_an_object(shown, None, i, v)
 
@@ -289,7 +310,7 @@ def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row:
         if path in _OBJECT_PATHS:
             if isinstance(value, str):
                 try:
-                    value = json.loads(value)
+                    value, repeated = loads_noting_repeats(value)
                 except json.JSONDecodeError as e:
                     msg = f"cell is not valid JSON ({e.msg}); expected a JSON object"
                     rec.problems.append(ManifestProblem(shown, line, row, None, column, msg))
@@ -297,6 +318,11 @@ def _tabular_record(cells: Mapping[str, Any], shown: str, line: int | None, row:
                 except RecursionError:
                     msg = "cell is not valid JSON (nested too deeply); expected a JSON object"
                     rec.problems.append(ManifestProblem(shown, line, row, None, column, msg))
+                    continue
+                if repeated:
+                    for key in repeated:
+                        field_ = ".".join((*path, key))
+                        rec.problems.append(ManifestProblem(shown, line, row, None, field_, _REPEATED))
                     continue
             elif isinstance(value, list) and all(isinstance(p, tuple) and len(p) == 2 for p in value):
                 value = dict(value)  # a Parquet map column
