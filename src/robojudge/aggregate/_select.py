@@ -51,6 +51,10 @@ class Selection:
             be computed (fewer than three configurations, a constant target), what it is; else None.
         why: Candidate -> why its minimum r is undefined (fewer than three configurations with both
             values, a constant column), for the candidates whose is.
+        n: Candidate -> the fewest configurations its r with a target rests on (those with a value of
+            both), over the targets. Each r is over the configurations with both values, so a metric
+            measured on few of them can have a high min r by chance.
+        configurations: How many configurations there are (the length of the columns).
     """
 
     threshold: float
@@ -59,6 +63,12 @@ class Selection:
     r: dict[str, dict[str, float]]
     reason: str | None = None
     why: dict[str, str] = field(default_factory=dict)
+    n: dict[str, int] = field(default_factory=dict)
+    configurations: int = 0
+
+    def few_configurations(self) -> list[str]:
+        """The candidates whose ``n`` is under half the configurations, in ``min_r``'s order."""
+        return [m for m in self.min_r if self.n.get(m, 0) < self.configurations / 2]
 
 
 def undefined_targets(targets: Mapping[str, FloatArray]) -> str | None:
@@ -122,9 +132,13 @@ def select_metrics(
         cands = list(candidates)
     r: dict[str, dict[str, float]] = {}
     why: dict[str, str] = {}
+    n: dict[str, int] = {}
+    size = 0
     for m in cands:
         x = np.asarray(values[m], dtype=float).ravel()
+        size = max(size, x.size)
         r[m] = {t: _pearson(x, y) for t, y in tgt.items()}
+        n[m] = min(int((np.isfinite(x) & np.isfinite(y)).sum()) for y in tgt.values())
         reasons = [w for t, y in tgt.items() if (w := _why(x, y, (m, t))) is not None]
         if reasons:
             why[m] = "; ".join(dict.fromkeys(reasons))
@@ -132,8 +146,9 @@ def select_metrics(
              for m, rs in r.items()}
     kept = sorted((m for m, v in min_r.items() if v > threshold), key=lambda m: -min_r[m])
     reason = None if kept else undefined_targets(tgt) or _undefined_candidates(min_r)
+    size = max([size, *(y.size for y in tgt.values())])
     return Selection(threshold=threshold, selected=tuple(kept) or None, min_r=min_r, r=r, reason=reason,
-                     why=why)
+                     why=why, n=n, configurations=size)
 
 
 def _undefined_candidates(min_r: Mapping[str, float]) -> str | None:

@@ -250,15 +250,24 @@ def select_cmd(
             "reason": sel.reason,
             "min_r": {k: _num(v) for k, v in sorted(sel.min_r.items(), key=lambda kv: -_key(kv[1]))},
             "min_r_why": sel.why,
+            "n": {k: sel.n[k] for k, _ in sorted(sel.min_r.items(), key=lambda kv: -_key(kv[1]))},
+            "configurations": sel.configurations,
+            "few_configurations": sel.few_configurations(),
         }, indent=2))
         return
     t = Table(show_edge=False, title=f"eq. 3 at threshold {threshold} (targets: {', '.join(tgt)})")
     add_column(t, "metric", fold=True)
     add_column(t, "min r", justify="right")
+    add_column(t, "n", justify="right")
     add_column(t, "kept")
     for m, v in sorted(sel.min_r.items(), key=lambda kv: -_key(kv[1])):
-        t.add_row(m, _fmt(v), "yes" if sel.selected and m in sel.selected else "")
+        t.add_row(m, _fmt(v), f"{sel.n[m]} of {sel.configurations}",
+                  "yes" if sel.selected and m in sel.selected else "")
     print_table(t)
+    if few := sel.few_configurations():
+        console.print(f"note: n is the fewest configurations a metric's r with a target rests on (those with "
+                      f"both values); under half of the {sel.configurations}, a min r can pass by chance: "
+                      + ", ".join(f"{m} ({sel.n[m]})" for m in few), highlight=False, markup=False)
     undefined: dict[str, list[str]] = {}
     for m, why in sel.why.items():
         undefined.setdefault(why, []).append(m)
