@@ -136,7 +136,8 @@ def test_select_sensitivity_prints_table_16_s_four_statistics_per_reference(tmp_
     (row,) = json.loads(_invoke(*args, "--json").stdout)
     a = agreement([0.5, 0.4, 0.6, 0.44], [6.33, 4.67, 7.0, 7.5])  # iq1_psnr / 50 (Table 13)
     assert row["agreement"] == {"human": {name: pytest.approx(getattr(a, name), abs=1e-6)
-                                          for name in ("pearson", "spearman", "r2", "mae")} | {"n": 4}}
+                                          for name in ("pearson", "spearman", "r2", "mae")}
+                                | {"n": 4, "level": "sample"}}  # (one row per configuration: the same)
     shown = " ".join(_invoke(*args).stdout.replace("\u2503", " ").replace("\u2502", " ").split())  # (rules)
     assert "threshold reference pearson r spearman rho R^2 MAE # metrics" in shown
     assert f"0.5 human {a.pearson:.4f} {a.spearman:.4f} {a.r2:.4f} {a.mae:.4f} 1" in shown

@@ -71,3 +71,29 @@ def test_an_undefined_min_r_says_why() -> None:
     flat = agreement([1.0, 1.0, 1.0], [1.0, 2.0, 3.0])
     assert flat.why == "scores are constant" and agreement([1.0, 2.0], [1.0, 3.0]).why is not None
     assert agreement([1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 5.0, 8.0]).why is None
+
+
+def test_sensitivity_against_a_reference_per_sample():
+    # Eq. 3 on the configuration means (a kept at 0.5), then each sample's RoboPhyscore (its value of a)
+    # against its own reference: 6 samples, one without a value of a.
+    a = [0.1, 0.3, 0.2, 0.6, math.nan, 0.9]
+    human = [2.0, 3.0, 5.0, 4.0, 9.0, 8.0]
+    (row,) = threshold_sensitivity(_table(), ["t1", "t2"], [0.5], sample_values={"a": a, "b": a},
+                                   sample_references={"human": human})
+    assert row.selected == ("a",) and row.per_sample == {"human"}
+    assert set(row.agreement) == {"human"}  # given per sample only: the targets are not added
+    got = row.agreement["human"]
+    ok = np.isfinite(a)
+    assert got.n == 5
+    assert got.pearson == pytest.approx(stats.pearsonr(np.array(a)[ok], np.array(human)[ok]).statistic)
+    both = threshold_sensitivity(_table(), ["t1", "t2"], [0.5], references={"t1": np.array(T1)},
+                                 sample_values={"a": a}, sample_references={"human": human})[0]
+    assert both.agreement["t1"].n == 4 and both.per_sample == {"human"}
+    with pytest.raises(ValueError, match="need sample_values"):
+        threshold_sensitivity(_table(), ["t1", "t2"], [0.5], sample_references={"human": human})
+    with pytest.raises(ValueError, match="both per configuration and per sample"):
+        threshold_sensitivity(_table(), ["t1", "t2"], [0.5], references={"human": T1},
+                              sample_values={"a": a}, sample_references={"human": human})
+    with pytest.raises(KeyError, match="kept metric"):
+        threshold_sensitivity(_table(), ["t1", "t2"], [0.5], sample_values={"b": a},
+                              sample_references={"human": human})

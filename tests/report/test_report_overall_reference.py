@@ -73,14 +73,17 @@ def test_the_human_score_is_a_reference_with_table_16_s_four_statistics(tmp_path
     assert "label IA" not in " ".join(table.columns)  # no item carries IA
     first, undefined = table.rows
     assert first[1].text == "2"
-    stat_cols = table.columns[3:-1]  # (the last, n, counts the generators behind the row)
+    # (then n, the generators behind the task-success columns, and the items behind each label's)
+    stat_cols = table.columns[3:table.columns.index("n")]
+    assert table.columns[table.columns.index("n"):] == ["n", "items vs label overall", "items vs label PA"]
+    assert [c.text for c in first[-3:]] == ["5", "13", "15"]  # 13 items carry labels.overall
     got = {c: first[table.columns.index(c)].value for c in stat_cols}
     assert all(math.isfinite(v) for v in got.values()), got
     assert all(math.isnan(undefined[table.columns.index(c)].value) for c in stat_cols)
 
     # The same numbers as `aggregate select --thresholds --references human` on the per-item values the
-    # report normalizes (iq1_ssim as is, iq1_psnr / 50), each generator's human score the mean over its
-    # items that carry one (c and e have an unrated clip: `--missing drop`).
+    # report normalizes (iq1_ssim as is, iq1_psnr / 50): both compare each item's RoboPhyscore with its
+    # own human score (RoboPhys-3D App. D), over the 13 items that carry one.
     path = tmp_path / "items.csv"
     with path.open("w", newline="") as f:
         w = csv.writer(f)
@@ -95,6 +98,7 @@ def test_the_human_score_is_a_reference_with_table_16_s_four_statistics(tmp_path
     (row,) = json.loads(res.stdout)
     assert row["n_metrics"] == 2
     human = row["agreement"]["human"]
+    assert human["n"] == 13 and human["level"] == "sample"
     for name, _, short in AGREEMENT_STATISTICS:
         assert got[f"{short} vs label overall"] == pytest.approx(human[name], abs=1e-6)
     assert human["mae"] > 0 and got["R^2 vs label overall"] == pytest.approx(got["r vs label overall"] ** 2)
@@ -112,7 +116,8 @@ def test_the_intro_says_what_the_human_reference_is_and_how_many_items_carry_it(
     items = _items()
     sec = sensitivity_section(ReportInput(_rows(items), items, higher_is_better), thresholds=(0.5,))
     assert "'label overall' is RoboPhys-3D's human reference (App. D, eq. 11" in sec.intro
-    assert "(13 of 15 items do)" in sec.intro
+    assert "(13 of 15 items carry one)" in sec.intro
+    assert "against a label it is per item, as RoboPhys-3D App. D" in sec.intro
     assert "Spearman rho, R^2 of the least-squares line" in sec.intro
     assert "planted labels" not in sec.intro
     # the simulator's labels (overall = PA + IA, rater "planted") stand in for human scores: said so
@@ -136,11 +141,15 @@ def test_the_intro_says_when_a_label_covers_fewer_generators() -> None:
     items = [it.model_copy(update={"labels": it.labels.model_copy(update={"overall": None})})
              if it.generator in ("d", "e") and it.labels is not None else it for it in _items()]
     sec = sensitivity_section(ReportInput(_rows(items), items, higher_is_better), thresholds=(0.5,))
-    assert "'label overall' over 3 of the 5 generators" in sec.intro, sec.intro
-    assert "'label PA' over" not in sec.intro
+    assert "'label overall' on items of 3 of the 5 generators" in sec.intro, sec.intro
+    assert "'label PA' on" not in sec.intro
+    # per item, two generators' 6 items still give an r (per generator, 2 points gave none)
     two = [it.model_copy(update={"labels": it.labels.model_copy(update={"overall": None})})
            if it.generator in ("c", "d", "e") and it.labels is not None else it for it in _items()]
     sec2 = sensitivity_section(ReportInput(_rows(two), two, higher_is_better), thresholds=(0.5,))
-    assert "over 2 of the 5 generators (fewer than 3: no value)" in sec2.intro
+    assert "'label overall' on items of 2 of the 5 generators" in sec2.intro
+    (table,) = sec2.tables
+    assert math.isfinite(table.rows[0][table.columns.index("r vs label overall")].value)
+    assert table.rows[0][table.columns.index("items vs label overall")].text == "6"
     full = sensitivity_section(ReportInput(_rows(_items()), _items(), higher_is_better), thresholds=(0.5,))
-    assert "left out of that label's columns" not in full.intro
+    assert "Labels the items of some generators lack" not in full.intro

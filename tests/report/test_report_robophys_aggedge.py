@@ -130,7 +130,8 @@ def _hand_r(per: dict[str, dict[str, list[float]]], sel: list[str], gens: list[s
 def test_few_configurations_sentence_only_under_ten() -> None:
     rows, items = _sensitivity_rows(6, partial=False)
     few = sensitivity_section(ReportInput(rows, items, higher_is_better, bootstrap=0))
-    assert "With 6 configurations (fewer than 10) these correlations are very uncertain." in few.intro
+    assert ("With 6 configurations (fewer than 10) the correlations across generators (eq. 3's and those "
+            "with the task-success measures) are very uncertain.") in few.intro
     rows, items = _sensitivity_rows(12, partial=False)
     many = sensitivity_section(ReportInput(rows, items, higher_is_better, bootstrap=0))
     assert many.tables and "very uncertain" not in many.intro

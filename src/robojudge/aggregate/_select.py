@@ -163,14 +163,14 @@ def _undefined_candidates(min_r: Mapping[str, float]) -> str | None:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Agreement of a unified score with a reference across configurations (App. D conventions).
+    """Agreement of a unified score with a reference, across configurations or samples (App. D).
 
     Attributes:
         pearson: Pearson r.
         spearman: Spearman rho.
         r2: R^2 of the least-squares line reference ~ a + b * score.
         mae: Mean absolute residual of that line, i.e. the error after the best linear rescaling.
-        n: Number of complete pairs.
+        n: Number of complete pairs (configurations or samples).
         why: Why the four are NaN (fewer than three complete pairs, a constant side); None if they are not.
     """
 
@@ -229,11 +229,15 @@ class SensitivityRow:
         threshold: The threshold.
         selected: Kept metrics or ``None`` (RoboPhyscore undefined).
         agreement: Reference name -> agreement of the resulting RoboPhyscore; ``None`` when undefined.
+        per_sample: The references whose agreement is over samples (each sample's RoboPhyscore against
+            its own reference value, as RoboPhys-3D App. D computes human alignment); the others are
+            over configurations.
     """
 
     threshold: float
     selected: tuple[str, ...] | None
     agreement: dict[str, Agreement] | None
+    per_sample: frozenset[str] = frozenset()
 
     @property
     def n_metrics(self) -> int:
@@ -248,34 +252,68 @@ def threshold_sensitivity(
     *,
     candidates: Iterable[str] | None = None,
     references: Mapping[str, ArrayLike] | None = None,
+    sample_values: Mapping[str, ArrayLike] | None = None,
+    sample_references: Mapping[str, ArrayLike] | None = None,
     taxonomy: Taxonomy | None = None,
 ) -> list[SensitivityRow]:
     """Table 16: the selected set per threshold and how well its RoboPhyscore tracks each reference.
 
-    The RoboPhyscore of a set is the per-configuration mean of its metrics in ``values``, so pass
-    normalized values.
+    Eq. 3 selects across configurations, so the RoboPhyscore compared with ``references`` is the
+    per-configuration mean of the kept metrics in ``values``; pass normalized values. RoboPhys-3D
+    compares its human scores with RoboPhyscore per sample instead ("at the sample level rather than
+    only on model-level averages", App. D): for ``sample_references`` each sample's RoboPhyscore is
+    the mean of the kept metrics' values in ``sample_values`` for that sample (eq. 4; a sample without
+    a value for one of them has none), against that sample's reference value.
 
     Args:
         values: Metric id -> one value per configuration.
         targets: Task-success columns for eq. 3 (see :func:`select_metrics`).
         thresholds: Thresholds to sweep.
         candidates: See :func:`select_metrics`.
-        references: Name -> values to report agreement against; defaults to the targets. Human scores
-            go here.
+        references: Name -> one value per configuration to report agreement against. Without it and
+            without ``sample_references``, the targets.
+        sample_values: Metric id -> one normalized value per sample, for every candidate; needed with
+            ``sample_references``.
+        sample_references: Name -> one value per sample (human scores), aligned with ``sample_values``.
         taxonomy: Defaults to the packaged one.
 
     Returns:
         One :class:`SensitivityRow` per threshold, in the given order.
+
+    Raises:
+        ValueError: ``sample_references`` without ``sample_values``, or a name in both reference mappings.
+        KeyError: ``sample_values`` lacks a kept metric.
     """
     tgt = _resolve_targets(values, targets)
-    refs = {k: np.asarray(v, dtype=float).ravel() for k, v in (references or tgt).items()}
+    if references is None and sample_references is None:
+        references = tgt
+    refs = {k: np.asarray(v, dtype=float).ravel() for k, v in (references or {}).items()}
+    per_sample = {k: np.asarray(v, dtype=float).ravel() for k, v in (sample_references or {}).items()}
+    if per_sample and sample_values is None:
+        raise ValueError("sample_references need sample_values: each sample's value of every candidate")
+    if both := sorted(set(refs) & set(per_sample)):
+        raise ValueError(f"reference(s) {', '.join(both)} given both per configuration and per sample")
     base = select_metrics(values, tgt, -math.inf, candidates=candidates, taxonomy=taxonomy).min_r
     rows: list[SensitivityRow] = []
     for th in thresholds:
         kept = tuple(sorted((m for m, v in base.items() if v > th), key=lambda m: -base[m]))
         if not kept:
-            rows.append(SensitivityRow(th, None, None))
+            rows.append(SensitivityRow(th, None, None, frozenset(per_sample)))
             continue
-        score = np.mean(np.stack([np.asarray(values[m], dtype=float).ravel() for m in kept]), axis=0)
-        rows.append(SensitivityRow(th, kept, {k: agreement(score, y) for k, y in refs.items()}))
+        score = _set_mean(values, kept)
+        found = {k: agreement(score, y) for k, y in refs.items()}
+        if per_sample:
+            assert sample_values is not None  # (checked above)
+            sample_score = _set_mean(sample_values, kept)
+            found |= {k: agreement(sample_score, y) for k, y in per_sample.items()}
+        rows.append(SensitivityRow(th, kept, found, frozenset(per_sample)))
     return rows
+
+
+def _set_mean(values: Mapping[str, ArrayLike], kept: Sequence[str]) -> FloatArray:
+    """Eq. 4 per row: the mean of the ``kept`` columns, NaN where one of them is."""
+    missing = [m for m in kept if m not in values]
+    if missing:
+        raise KeyError(f"no values of kept metric(s) {', '.join(missing)}")
+    return np.asarray(np.mean(np.stack([np.asarray(values[m], dtype=float).ravel() for m in kept]), axis=0),
+                      dtype=float)

@@ -750,11 +750,18 @@ class SelectionInput:
 
     Attributes:
         values: Metric and target columns by name.
-        references: Reference columns to report agreement against, or None (the targets).
+        references: Reference columns (one value per configuration) to report agreement against, or None
+            (the targets, unless ``sample_references`` are given).
+        sample_values: With ``by`` and references: each metric's normalized value per sample (a row of a
+            wide table, an item of a long one), a set-level metric's being its configuration's; else None.
+        sample_references: The references per sample, aligned with ``sample_values``; they take the
+            place of ``references`` (RoboPhys-3D App. D compares human scores per sample).
     """
 
     values: dict[str, npt.NDArray[np.float64]]
     references: dict[str, npt.NDArray[np.float64]] | None
+    sample_values: dict[str, npt.NDArray[np.float64]] | None = None
+    sample_references: dict[str, npt.NDArray[np.float64]] | None = None
 
 
 def selection_from_table(
@@ -774,6 +781,12 @@ def selection_from_table(
     ``strategy`` and ``missing`` mean what they mean in :func:`scores_from_table`: a configuration whose
     metric lacks values on some of its rows or items has no value for it under ``"nan"`` (left out of
     that metric's correlations) rather than the mean of its measured ones.
+
+    With ``by`` and ``references``, the references are kept per sample (each row of a wide table, each
+    item of a long one with ``item_id``) with the metrics' values there, as RoboPhys-3D App. D compares
+    RoboPhyscore with human scores per sample, not on per-configuration means. A long table without
+    ``item_id`` cannot pair a row's metrics into samples: its references are averaged per configuration,
+    and ``note`` says so.
 
     Raises:
         AggregateInputError: A long table without ``by``, a bad table, or a missing target/reference.
@@ -802,4 +815,36 @@ def selection_from_table(
     if absent:
         raise AggregateInputError(f"{source}: no target/reference column(s) {', '.join(absent)}")
     values = {k: v for k, v in cols.items() if k not in refs or k in tgt}
+    samples = _samples(long, keys, table, wide=not is_long(df)) if keys and refs else None
+    if keys and refs and samples is None and note is not None:
+        note(f"agreement with {', '.join(refs)} is over configuration means: a long table without "
+             f"{ITEM!r} cannot pair its rows into samples (RoboPhys-3D App. D compares human scores per "
+             "sample; add the item_id column)")
+    if samples is not None:
+        sample_cols = table_columns(samples)
+        return SelectionInput(values, None, {k: v for k, v in sample_cols.items() if k not in refs},
+                              {r: sample_cols[r] for r in refs})
     return SelectionInput(values, {r: cols[r] for r in refs} or None)
+
+
+def _samples(long: pd.DataFrame, keys: Sequence[str], table: pd.DataFrame, *,
+             wide: bool) -> pd.DataFrame | None:
+    """One row per sample (an item where the table has ``item_id``, else a row of a wide table) and one
+    column per metric, or None for a long table without ``item_id``. A set-level metric (rows of
+    ``group:...`` ids, such as FVD per generator) has one value per configuration, ``table``'s, which
+    each of the configuration's samples takes."""
+    import pandas as pd
+
+    if "_item" in long.columns:
+        sample = "_item"
+        is_set = long["_item"].astype(str).str.startswith(SET_PREFIX)
+    elif wide:
+        sample, is_set = "_row", pd.Series(False, index=long.index)
+    else:
+        return None
+    items = long[~is_set]
+    out = items.groupby([*keys, sample, "metric"], sort=True)["value"].mean().unstack("metric")
+    for m in sorted(set(long.loc[is_set, "metric"]) - set(items["metric"])):
+        configs = out.index.droplevel(sample)
+        out[m] = table[m].reindex(configs).to_numpy(dtype=float)
+    return out

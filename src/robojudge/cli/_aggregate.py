@@ -233,14 +233,18 @@ def select_cmd(
             ths = [float(x) for x in _split(thresholds)] or list(DEFAULT_THRESHOLDS)
         except ValueError:
             raise fail(f"--thresholds expects numbers, got {thresholds!r}") from None
-        rows = threshold_sensitivity(values, tgt, ths, references=ref_values)
+        rows = threshold_sensitivity(values, tgt, ths, references=ref_values,
+                                     sample_values=found.sample_values,
+                                     sample_references=found.sample_references)
         why = select_metrics(values, tgt, -math.inf).reason  # (a correlation that cannot be computed)
         if why:
             _note(f"no metric can be selected at any threshold: {why}")
         if as_json:
             typer.echo(json.dumps([_row_json(r) for r in rows], indent=2))
         else:
-            _print_sensitivity(rows, max((len(v) for v in values.values()), default=0))
+            samples = found.sample_values or {}
+            _print_sensitivity(rows, max((len(v) for v in values.values()), default=0),
+                               max((len(v) for v in samples.values()), default=0))
         return
     sel = select_metrics(values, tgt, threshold)
     if as_json:
@@ -293,13 +297,14 @@ def _row_json(row: Any) -> dict[str, Any]:
         "selected": list(row.selected) if row.selected else None,
         "agreement": None if row.agreement is None else {
             k: {**{name: _num(v) for name, v in a.statistics().items()}, "n": a.n,
+                "level": "sample" if k in row.per_sample else "configuration",
                 **({"why": a.why} if a.why is not None else {})}
             for k, a in row.agreement.items()
         },
     }
 
 
-def _print_sensitivity(rows: list[Any], total: int) -> None:
+def _print_sensitivity(rows: list[Any], total: int, samples: int = 0) -> None:
     t = Table(show_edge=False, title="RoboPhyscore threshold sensitivity")
     for c in ("threshold", "reference", *(heading for _, heading, _ in AGREEMENT_STATISTICS), "# metrics",
               "n"):
@@ -310,10 +315,18 @@ def _print_sensitivity(rows: list[Any], total: int) -> None:
             t.add_row(f"{row.threshold:g}", "", *(["N/A"] * len(AGREEMENT_STATISTICS)), "0", "")
             continue
         for ref, a in row.agreement.items():
-            counts.add(a.n)
-            t.add_row(f"{row.threshold:g}", ref, *map(_fmt, a.statistics().values()), str(row.n_metrics),
-                      f"{a.n} of {total}")
+            if ref in row.per_sample:
+                n = f"{a.n} of {samples} samples"
+            else:
+                counts.add(a.n)
+                n = f"{a.n} of {total}"
+            t.add_row(f"{row.threshold:g}", ref, *map(_fmt, a.statistics().values()), str(row.n_metrics), n)
     print_table(t)
+    if any(row.per_sample for row in rows):
+        console.print(f"note: agreement with {', '.join(sorted(rows[0].per_sample))} is per sample, as "
+                      "RoboPhys-3D App. D compares human scores: each sample's RoboPhyscore (the mean of "
+                      "the kept metrics' values there) against its own value, n counting the samples with "
+                      "both; eq. 3 selects on the configuration means", highlight=False, markup=False)
     if len(counts) > 1 or any(n < total for n in counts):
         console.print(f"note: n counts the configurations (of {total}) a row's statistics are over: those "
                       "with a value for every kept metric and for the reference; rows with different n are "
