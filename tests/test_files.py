@@ -187,3 +187,25 @@ def test_in_a_folder_the_user_named_their_links_out_are_followed_and_linked_fold
     with pytest.raises(LinkedFolderError), replacing(out, named=True) as files:
         files.write_text(out / "tables" / "leaderboard.md", "theirs")
     assert (paper / "leaderboard.md").read_text() == "new"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the sweep asks whether a process exists with signal 0")
+def test_a_killed_writers_leftover_is_removed_by_the_next_write(tmp_path: Path):
+    """A `kill -9` in the middle of `results export` left `.out.csv.<pid>.<hex>.tmp` beside the output,
+    one per kill, each as big as the export, and no rerun removed them (audit resume F1)."""
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process that has ended: its pid names no process now
+    dead = tmp_path / f".out.csv.{gone.pid}.0123abcd.tmp"
+    live = tmp_path / f".out.csv.{os.getppid()}.0123abcd.tmp"  # the process that started this one runs
+    other = tmp_path / f".other.csv.{gone.pid}.0123abcd.tmp"  # another target's
+    odd = tmp_path / f".out.csv.{gone.pid}.notours.tmp"  # not a name robojudge writes
+    for p in (dead, live, other, odd):
+        p.write_text("partial")
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        store.add([ResultRow("a", "m", "h", "1", "ok", 1.0)])
+        assert export_results(store, tmp_path / "out.csv") == 1
+    assert not dead.exists() and live.exists() and other.exists() and odd.exists()
+    assert (tmp_path / "out.csv").is_file()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import sys
@@ -61,7 +62,44 @@ def temp_beside(target: str | os.PathLike[str], suffix: str = ".tmp") -> Path:
     tail = f".{os.getpid()}.{secrets.token_hex(4)}{suffix}"
     room = NAME_MAX - 1 - len(tail.encode())
     head = path.name.encode()[:max(room, 0)].decode("utf-8", errors="ignore")  # a cut character is dropped
+    _sweep_leftovers(path.parent, head, suffix)
     return path.with_name(f".{head}{tail}")
+
+
+def _sweep_leftovers(folder: Path, head: str, suffix: str) -> None:
+    """Remove the temporary files a killed process left for the same target (``.<head>.<pid>.<8 hex>
+    <suffix>`` whose process is gone): a ``kill -9`` in the middle of a write leaves one, as big as the
+    output, that no later run would otherwise remove. Only names of exactly that shape are looked at;
+    a process that may still run (or another user's) keeps its file. POSIX only: Windows has no
+    harmless signal to ask whether a process exists."""
+    if os.name != "posix":
+        return
+    shape = re.compile(re.escape(f".{head}.") + r"([0-9]+)\.[0-9a-f]{8}" + re.escape(suffix))
+    try:
+        names = [e.name for e in os.scandir(folder) if e.name.startswith(f".{head}.")]
+    except OSError:
+        return  # a folder not there yet or unreadable: writing will say so
+    for name in names:
+        found = shape.fullmatch(name)
+        if found is None or _running(int(found.group(1))):
+            continue
+        with contextlib.suppress(OSError):
+            (folder / name).unlink()
+
+
+def _running(pid: int) -> bool:
+    """Whether a process ``pid`` may exist on this machine (POSIX)."""
+    if pid == os.getpid():
+        return True
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True  # another user's
+    except OSError:
+        return False
+    return True
 
 
 class LinkReplacedWarning(UserWarning):
