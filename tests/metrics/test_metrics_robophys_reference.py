@@ -172,8 +172,8 @@ def test_a_reference_shorter_than_the_video_is_unscored_within_tolerance_compare
 
 
 def test_generated_frames_are_resized_to_the_reference(tmp_path):
-    ref = np.full((3, 16, 20, 3), 90, np.uint8)
-    gen = np.full((3, 32, 40, 3), 90, np.uint8)  # same content at twice the size
+    ref = _frames(3, 16, 20)
+    gen = ref.repeat(2, axis=1).repeat(2, axis=2)  # same content at twice the size (2x2 blocks of each pixel)
     item = _item(tmp_path, gen, ref)
     assert get_metric("iq1_psnr").compute(item).value == 100.0
     assert get_metric("iq1_ssim").compute(item).value == pytest.approx(1.0)

@@ -21,7 +21,13 @@ from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.metrics.learned import tv_nets
 from robojudge.metrics.robophys._spec import robophys_metric
-from robojudge.metrics.robophys.reference import PairedConfig, paired_frames, with_missing
+from robojudge.metrics.robophys.reference import (
+    PairedConfig,
+    paired_frames,
+    paired_motion,
+    with_missing,
+    worst_score,
+)
 from robojudge.suite._schema import Item
 
 ROBOJUDGE_B3 = "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, App. B.3"
@@ -166,7 +172,9 @@ def flow_motion_magnitude_raft(item: Item, config: RaftConfig) -> Score:
     config=PairedConfig,
     note="Zhang et al., CVPR 2018; frames paired as iq1_psnr and iq1_ssim",
     weights=(models.VGG16_IMAGENET.name,),
-    version="4",  # an fps above either video's own rate is lowered to it (v3: frames paired by index there);
+    version="5",  # a blank or still video against a moving reference scores 1 before the network loads, a
+    # blank reference is unscored (v4: both compared);
+    # v4: an fps above either video's own rate is lowered to it (v3: frames paired by index there);
     # v3: other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
 )
 def iq1_lpips(item: Item, config: PairedConfig) -> Score:
@@ -175,13 +183,18 @@ def iq1_lpips(item: Item, config: PairedConfig) -> Score:
     Frames are paired exactly as for ``iq1_psnr``/``iq1_ssim`` (one rate, generated resized to the
     reference, over the reference's length): a reference frame the generated video does not reach
     counts as 1, the top of LPIPS's range. The paper does not name the LPIPS backbone; VGG-16 is used
-    because its ImageNet weights are pinned on the hub and shared with ``cc_style``.
+    because its ImageNet weights are pinned on the hub and shared with ``cc_style``. A blank or still
+    video against a moving reference counts 1 on every frame, before the network loads, and a blank
+    reference leaves the item unscored (:func:`~robojudge.metrics.robophys.reference.paired_motion`).
     """
     pair = paired_frames(item, config.fps, config.min_reference_coverage)
+    motion = paired_motion(pair, str(item.reference_video))
+    if motion.penalised:
+        return worst_score(pair, motion, 1.0)
     net = models.load_lpips_vgg(metric="iq1_lpips")
     compared = tv_nets.lpips_distances(pair.gen, pair.ref[: len(pair.gen)], net)
     per_frame = with_missing(compared, pair.missing, 1.0)
-    details = {**pair.coverage(), "max_frame": float(compared.max())}
+    details = {**pair.coverage(), "max_frame": float(compared.max()), **motion.details()}
     return Score(value=float(per_frame.mean()), details=details)
 
 

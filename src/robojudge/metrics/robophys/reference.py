@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from robojudge.metrics import functional as F
-from robojudge.metrics._content import require_count, require_frames, require_side
+from robojudge.metrics._content import require_count, require_frames, require_motion, require_side
 from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input
 from robojudge.metrics._score import Score
@@ -42,6 +42,22 @@ RESIZE_WARN_FACTOR = 2.0
 #: :func:`~robojudge.video.sample_frames` allows for too: asked for 30 fps of such a video, it keeps
 #: every frame.
 PAIRING_RATE_TOLERANCE = 0.005
+
+#: A video is blank when no compared frame has a pixel standard deviation (of any RGB channel) above this,
+#: in levels of 255: every frame one colour, up to codec noise (a flat grey clip through libx264 spreads
+#: by under 1 level), where any scene, even a table before a wall, spreads by tens. As RIGIS's blank view.
+BLANK_STD = 2.0
+
+#: ``details.notice`` of a row scored at its worst because the generated video does not move and its
+#: reference does (:func:`paired_motion`). One text for every such row, so ``robojudge score`` counts
+#: them under it.
+STILL_VIDEO_NOTICE = ("the generated video is still while its reference moves: scored at the metric's "
+                      "worst, as missing frames are")
+
+#: ``details.notice`` of a row compared against a reference that does not move (:func:`paired_motion`).
+STILL_REFERENCE_NOTICE = ("the reference video is still: compared as it is, but a reference in which "
+                          "nothing moves cannot tell a video that stops from one that acts; check that it "
+                          "is the episode's video and not a frozen or mis-encoded copy")
 
 
 class PairedConfig(BaseModel):
@@ -341,6 +357,91 @@ def with_missing(per_frame: np.ndarray, missing: int, worst: float) -> np.ndarra
     return np.concatenate([np.asarray(per_frame, dtype=np.float64), np.full(missing, float(worst))])
 
 
+def is_blank(frames: np.ndarray) -> bool:
+    """Whether every one of ``(T, H, W, C)`` frames is one colour: no channel's pixel standard deviation
+    above :data:`BLANK_STD` (the first frame with a scene in it ends the look).
+
+    >>> flat = np.full((3, 16, 16, 3), 200, np.uint8)
+    >>> scene = flat.copy()
+    >>> scene[2, :8] = 40  # a dark half in the last frame
+    >>> is_blank(flat), is_blank(scene)
+    (True, False)
+    """
+    return all(float(f.reshape(-1, f.shape[-1]).std(axis=0).max()) <= BLANK_STD for f in frames)
+
+
+class PairMotion(NamedTuple):
+    """Whether the compared frames of a video and its reference move (:func:`paired_motion`)."""
+
+    #: the generated video is blank or still over the compared frames
+    video_still: bool
+    #: the reference is still over the compared frames (it is never blank: that is unscored)
+    reference_still: bool
+    #: why the video counts as still (None when it moves)
+    video_reason: str | None
+
+    @property
+    def penalised(self) -> bool:
+        """Whether the row is scored at the metric's worst: the video is still and its reference moves."""
+        return self.video_still and not self.reference_still
+
+    def details(self) -> dict[str, Any]:
+        """What a row records of it: a ``notice`` when the video is penalised or the reference is still,
+        and ``still_reason`` for a penalised video; nothing when both move (the row as before)."""
+        if self.penalised:
+            return {"notice": STILL_VIDEO_NOTICE, "still_reason": self.video_reason}
+        if self.reference_still:
+            return {"notice": STILL_REFERENCE_NOTICE}
+        return {}
+
+
+def _still(frames: np.ndarray, what: str) -> str | None:
+    """Why ``frames`` count as still (:func:`~robojudge.metrics._content.require_motion`'s reason), or
+    None when they move."""
+    try:
+        require_motion(frames, what)
+    except Unmeasurable as exc:
+        return exc.reason
+    return None
+
+
+def paired_motion(pair: PairedFrames, reference: str) -> PairMotion:
+    """Whether the compared frames of ``pair`` move, read before any frame is compared.
+
+    Over flat simulator scenes (a table, a wall) a blank or frozen video matches much of a moving
+    reference: SSIM's stabilising constants make a flat frame agree with flat background, so on the
+    demo's Fetch scene an all-white video scored SSIM 0.721 and the frozen first frame 0.883, above real
+    rollouts. Such a video has failed to animate what its reference shows, so where the reference moves
+    the frame-paired metrics score it at their worst, as they score reference frames the video does not
+    reach (:attr:`PairMotion.penalised`). Still and moving are :func:`~robojudge.metrics._content.
+    require_motion`'s, on the frames compared (the generated ones at the reference's size); a video of
+    flat frames (:func:`is_blank`) is still whatever its brightness does. Against a still reference the
+    two are compared as they are, with a notice.
+
+    Raises:
+        Unmeasurable: When the reference is blank (every compared frame one colour): there is no ground
+            truth to compare with, and the generator would take the blame for it.
+    """
+    if is_blank(pair.ref):
+        raise Unmeasurable(
+            f"the reference video is blank: every compared frame of {reference} is one colour (no RGB "
+            f"channel spreads by more than {BLANK_STD:g} levels), so it shows nothing to compare the video "
+            "with; check the reference file", **pair.coverage())
+    reference_still = _still(pair.ref, "the reference video") is not None
+    video_reason = _still(pair.gen, "the generated video")
+    if video_reason is None and is_blank(pair.gen):
+        video_reason = (f"every compared frame of the generated video is one colour (no RGB channel "
+                        f"spreads by more than {BLANK_STD:g} levels)")
+    return PairMotion(video_reason is not None, reference_still, video_reason)
+
+
+def worst_score(pair: PairedFrames, motion: PairMotion, worst: float) -> Score:
+    """A penalised pair's row (:attr:`PairMotion.penalised`): every reference frame counted at the
+    metric's ``worst``, as :func:`with_missing` counts the frames a video does not reach."""
+    per_frame = with_missing(np.empty(0), len(pair.ref) + pair.missing, worst)
+    return Score(value=float(per_frame.mean()), details={**pair.coverage(), **motion.details()})
+
+
 class PsnrConfig(PairedConfig):
     """Pairing settings and the cap that stands in for the infinite PSNR of identical frames."""
 
@@ -356,7 +457,9 @@ class PsnrConfig(PairedConfig):
         "reference frame at the same time, averaged over frames; capped at 100 dB per frame."
     ),
     config=PsnrConfig,
-    version="4",  # an fps above either video's own rate is lowered to it (v3: frames paired by index there);
+    version="5",  # a blank or still video against a moving reference scores 0 dB, a blank reference is
+    # unscored (v4: both compared);
+    # v4: an fps above either video's own rate is lowered to it (v3: frames paired by index there);
     # v3: other framings and clips under 16 px unscored (v2: stretched or scaled up and scored)
 )
 def iq1_psnr(item: Item, config: PsnrConfig) -> Score:
@@ -366,16 +469,20 @@ def iq1_psnr(item: Item, config: PsnrConfig) -> Score:
     MSE), as the paper scores "each generated frame and its ground-truth counterpart". The cap only
     matters for (near-)identical frames; any value at or above 50 dB normalizes to 1 (App. B.5.3,
     eq. 6). A reference frame the generated video does not reach counts as 0 dB, the lowest PSNR two
-    8-bit frames can have (MSE at most 255^2).
+    8-bit frames can have (MSE at most 255^2). A blank or still video against a moving reference
+    scores 0 dB throughout, and a blank reference leaves the item unscored (:func:`paired_motion`).
     """
     pair = paired_frames(item, config.fps, config.min_reference_coverage)
+    motion = paired_motion(pair, str(item.reference_video))
+    if motion.penalised:
+        return worst_score(pair, motion, 0.0)
     ref = pair.ref[: len(pair.gen)]
     compared = np.array([F.psnr(g, r, config.max_db) for g, r in zip(pair.gen, ref, strict=True)])
     per_frame = with_missing(compared, pair.missing, 0.0)
     return Score(
         value=float(per_frame.mean()),
         details={**pair.coverage(), "min_frame": float(compared.min()),
-                 "capped_frames": int((compared >= config.max_db).sum())},
+                 "capped_frames": int((compared >= config.max_db).sum()), **motion.details()},
     )
 
 
@@ -398,7 +505,9 @@ class SsimConfig(PairedConfig):
         "a frame below 0 (anti-correlated) and a reference frame the video does not reach count 0."
     ),
     config=SsimConfig,
-    version="5",  # an fps above either video's own rate is lowered to it (v4: frames paired by index there);
+    version="6",  # a blank or still video against a moving reference scores 0, a blank reference is
+    # unscored (v5: both compared);
+    # v5: an fps above either video's own rate is lowered to it (v4: frames paired by index there);
     # v4: other framings and clips under 16 px unscored (v3: stretched or scaled up and scored)
 )
 def iq1_ssim(item: Item, config: SsimConfig) -> Score:
@@ -414,10 +523,17 @@ def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     Missing frames are not counted -1 instead: the taxonomy maps SSIM to the score by identity on
     [0, 1], so values below 0 would leave the normalized range. The raw lowest frame is kept in
     ``details["min_frame"]``, the number of frames below 0 in ``details["negative_frames"]``.
+
+    A blank or still video against a moving reference scores 0 throughout (over flat backgrounds
+    SSIM's constants gave it a typical rollout's value), and a blank reference leaves the item
+    unscored (:func:`paired_motion`).
     """
     import cv2
 
     pair = paired_frames(item, config.fps, config.min_reference_coverage)
+    motion = paired_motion(pair, str(item.reference_video))
+    if motion.penalised:
+        return worst_score(pair, motion, 0.0)
     gen, ref = pair.gen, pair.ref[: len(pair.gen)]
     if config.gray:
         gen = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in gen])
@@ -429,5 +545,5 @@ def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     )
     per_frame = with_missing(np.maximum(compared, 0.0), pair.missing, 0.0)
     details = {**pair.coverage(), "min_frame": float(compared.min()),
-               "negative_frames": int((compared < 0).sum())}
+               "negative_frames": int((compared < 0).sum()), **motion.details()}
     return Score(value=float(per_frame.mean()), details=details)
