@@ -44,8 +44,9 @@ RESIZE_WARN_FACTOR = 2.0
 PAIRING_RATE_TOLERANCE = 0.005
 
 #: A video is blank when no compared frame has a pixel standard deviation (of any RGB channel) above this,
-#: in levels of 255: every frame one colour, up to codec noise (a flat grey clip through libx264 spreads
-#: by under 1 level), where any scene, even a table before a wall, spreads by tens. As RIGIS's blank view.
+#: in levels of 255: every frame one colour, up to codec noise (flat black, grey and white clips through
+#: libx264 spread by 0), where a scene spreads by tens (the demo's Fetch reference, a plain table before
+#: a plain wall, by 68-71). RIGIS calls a view blank at the same level, on gray.
 BLANK_STD = 2.0
 
 #: ``details.notice`` of a row scored at its worst because the generated video does not move and its
