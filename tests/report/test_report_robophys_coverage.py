@@ -239,3 +239,23 @@ def test_a_metric_stored_at_an_older_version_only_is_named_with_its_version() ->
     sec = robophys_section(ReportInput(current, items, higher_is_better, config_key=key))
     assert "older version" not in sec.intro and "older version" not in sec.tables[0].note
     assert sec.tables[0].title == "RoboPhys-3D scores per generator"
+
+
+def test_the_radar_shows_n_a_where_the_table_does() -> None:
+    # broken's iq1_ssim is unscored on every clip: the table's IQ-1 is n/a for it (the mean of its psnr
+    # alone would be a score of another set), and the radar drew that psnr-only mean with no n/a in its
+    # legend (audit reportdata F1).
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in ("good", "broken") for k in range(3)]
+    rows = []
+    for g in ("good", "broken"):
+        for k in range(3):
+            rows += [_row(f"{g}{k}", "iq1_psnr", 30.0 + k), _row(f"{g}{k}", "mq_dynamic_degree", 0.5),
+                     _row(f"{g}{k}", "cc_photometric", 3.0 + k),
+                     _row(f"{g}{k}", "iq1_ssim", None if g == "broken" else 0.8)]
+    sec = robophys_section(ReportInput(rows, items, higher_is_better))
+    table = sec.tables[0]
+    by = {r[0].text: r for r in table.rows}
+    assert math.isnan(by["broken"][table.columns.index("IQ-1")].value)
+    (svg,) = sec.plots
+    assert "broken (n/a: IQ-1)" in svg and "good (n/a" not in svg

@@ -530,7 +530,11 @@ def robophys_section(inp: ReportInput) -> Section:
     if coverage is not None:
         sec.tables.append(coverage)
     if len(dims) >= 3:
-        radar = {g: {d: float(full.subdims[d][i]) for d in dims} for i, g in enumerate(gens)}
+        # The table's cells, n/a where it masked them (``absent``): fed the unmasked means, the radar drew a
+        # sub-dimension of a generator lacking one of its metrics, over the others only (audit reportdata F1).
+        first = 2 + len(levels)
+        radar = {g: {d: table.rows[i][first + j].value for j, d in enumerate(dims)}
+                 for i, g in enumerate(gens)}
         sec.plots.append(_plots.radar(radar, title="Sub-dimension scores (normalized, 0-1)"))
     else:
         sec.intro += (f" The radar chart needs at least three covered sub-dimensions; this run covers "
