@@ -259,3 +259,30 @@ def test_the_radar_shows_n_a_where_the_table_does() -> None:
     assert math.isnan(by["broken"][table.columns.index("IQ-1")].value)
     (svg,) = sec.plots
     assert "broken (n/a: IQ-1)" in svg and "good (n/a" not in svg
+
+
+def test_the_note_says_where_its_comparison_command_gives_a_value_the_table_withholds() -> None:
+    # The note's `aggregate scores --missing drop` was "the same quantity", but drop averages broken's
+    # psnr alone into IQ-1 where the table shows n/a (audit reportdata F6): the note now names broken.
+    import pandas as pd
+
+    from robojudge.aggregate import scores_from_table
+
+    items = [Item(item_id=f"{g}{k}", video="v.mp4", clip_id=f"c{k}", generator=g)
+             for g in ("good", "broken") for k in range(3)]
+    values = {"iq1_psnr": lambda k: 30.0 + k, "mq_dynamic_degree": lambda k: 0.5,
+              "cc_photometric": lambda k: 3.0 + k, "iq1_ssim": lambda k: 0.8}
+    rows = [_row(it.item_id, m, None if (m == "iq1_ssim" and it.generator == "broken") else f(k))
+            for it in items for m, f in values.items() for k in [int(it.item_id[-1])]]
+    (table, *_) = robophys_section(ReportInput(rows, items, higher_is_better)).tables
+    assert "--missing drop --bootstrap" in table.note
+    wide = pd.DataFrame([{"item_id": it.item_id, "generator": it.generator,
+                          **{r.metric: r.value for r in rows if r.item_id == it.item_id}} for it in items])
+    drop = scores_from_table(wide, by=["generator"], strategy="percentile", missing="drop")
+    drop = drop.set_index("generator")
+    by = {r[0].text: r for r in table.rows}
+    # The command gives broken an IQ-1 the table withholds, and the note says so, naming it.
+    assert math.isnan(by["broken"][table.columns.index("IQ-1")].value)
+    assert math.isfinite(drop.loc["broken", "subdim_IQ-1"])
+    assert "that command still gives one" in table.note
+    assert "not comparable with the others, for broken." in table.note

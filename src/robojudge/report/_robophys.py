@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -522,7 +522,8 @@ def robophys_section(inp: ReportInput) -> Section:
                       f"metrics under it. Measured on some items only (the others {why}), so "
                       f"averaged over those where some are measured, and not compared: {shown}.{nothing} ")
     table.note += intervals_note(ci, inp.bootstrap, any(it.clip_id for it in inp.items))
-    table.note += not_a_test_note(any(it.clip_id for it in inp.items))
+    table.note += not_a_test_note(any(it.clip_id for it in inp.items),
+                                  sorted(g for g, ms in absent.items() if ms))
     # (bold marks a mosaic's seams as much as a view when a ranked generator's clips look tiled)
     table.note += tiling_note(inp.all_item_rows, inp.group_of, gens)
     table.note += older_version_note(older)
@@ -557,20 +558,30 @@ def intervals_note(ci: _Intervals | str, replicates: int, clips: bool) -> str:
 
 
 #: Under the scores table: the bold is no test, and overlapping intervals no comparison (audit abcompare
-#: F5).
-def not_a_test_note(clips: bool) -> str:
+#: F5), and --missing nan, as --missing drop gives
+#: values where the table has n/a (audit reportdata F6).
+def not_a_test_note(clips: bool, absent: Sequence[str] = ()) -> str:
     """What the bold of the scores table is, and the command that compares two generators: clustered by
     clip where the items have a ``clip_id`` (else each item its own cluster: ``--cluster clip_id``
-    stopped on the export's empty clip_id cells)."""
+    stopped on the export's empty clip_id cells). ``absent``: the generators with no value for some
+    metric (n/a in the table), which that command still scores under ``--missing drop``.
+
+    ``--missing drop`` is the rule that scores a subset of the 50 metrics at all (``--missing nan`` makes
+    every sub-dimension lacking one of its metrics NaN), but it averages whatever a generator has: where
+    the table withholds a value, the command gives one over fewer metrics (audit reportdata F6)."""
     cluster = " --cluster clip_id" if clips else ""
     alone = "" if clips else " (the items have no clip_id: each is its own cluster)"
+    gave = (" Where this table shows n/a for a generator without any value for a metric, that command "
+            "still gives one, averaged over the metrics the generator has (--missing drop; --missing nan "
+            "leaves every sub-dimension short of any of its metrics without a value, so nothing is "
+            f"scored): not comparable with the others, for {', '.join(absent)}." if absent else "")
     return ("Bold marks a column's highest value, not a significant difference, and two intervals that "
             "overlap do not show that two generators are alike. For the paired difference of two on "
             "the same draws, and intervals of every level, run `robojudge "
             "aggregate scores --in results.csv --by generator --strategy percentile --missing drop "
             f"--bootstrap 1000{cluster} --diff A,B` on the report's results.csv (or a `results "
             f"export --suite`){alone}, in the paper's conventions: level totals, not means, and an afs "
-            "that needs all four levels.")
+            "that needs all four levels." + gave)
 
 
 def _stale_metrics(inp: ReportInput) -> set[str]:
