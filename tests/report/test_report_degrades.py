@@ -79,7 +79,7 @@ def test_judge_without_any_scored_row(tmp_path):
     judges = _section(page, "judges")
     assert 'class="skipped"' not in judges
     table = _csv(tmp_path / "report" / "tables" / "judge_coverage.csv")
-    coverage = {(r["judge"], r["axis"]): r for r in table}
+    coverage = {(r["judge"], r["rubric"]): r for r in table}
     assert coverage["down", "PA"]["failed"] == "20" and coverage["down", "PA"]["scored"] == "0"
     assert coverage["down", "IA"]["unparsable"] == "20"
     assert coverage["vlm", "PA"]["scored"] == str(len(items))

@@ -135,3 +135,33 @@ def test_judge_table_without_masks_takes_other_counts_for_other_items():
     report = agreement_table({"a": {"pa": h["pa"]}, "b": {"pa": short}}, h, bootstrap=0, pairs=[])
     rows = {r.judge: r for r in judge_table(report)}
     assert "pa" in rows["a"].compared and "pa" not in rows["b"].compared
+
+
+def _judged(item, name, rubric, value, status="ok", model="m"):
+    config = {"backend": "mock", "model": model, "rubric": {"id": rubric, "version": "1", "digest": rubric}}
+    return ResultRow(item_id=item, metric=f"judge:{name}:{rubric}", config_hash=f"{name}-{model}-{rubric}",
+                     version="1", status=status, value=value if status == "ok" else None,
+                     error=None if status == "ok" else "boom", config=config)
+
+
+def test_coverage_counts_every_rubric_not_only_pa_and_ia():
+    # 'full' also judged sa_vlm1 with the same settings: 30 scored, 5 failed, 5 never asked; 'vlm' judged
+    # pla_physical_commonsense only (no PA/IA), on 10 items. Only PA and IA had lines (audit reportdata F3).
+    items, rows = _data()
+    rows = [_judged(r.item_id, r.metric.split(":")[1], r.metric.split(":")[2], r.value, r.status)
+            for r in rows]
+    for k, it in enumerate(items):
+        if k < 30:
+            rows.append(_judged(it.item_id, "full", "sa_vlm1", 4.0))
+        elif k < 35:
+            rows.append(_judged(it.item_id, "full", "sa_vlm1", None, "error"))
+        if k < 10:
+            rows.append(_judged(it.item_id, "vlm", "pla_physical_commonsense", 0.5, model="other"))
+    cov = {(c.judge, c.axis): c for c in judge_coverage(rows, items)}
+    sa = cov["full", "sa_vlm1"]
+    assert (sa.items, sa.scored, sa.failed, sa.unparsable, sa.not_run) == (40, 30, 5, 0, 5)
+    pla = cov["vlm", "pla_physical_commonsense"]
+    assert (pla.scored, pla.failed, pla.not_run) == (10, 0, 30)
+    assert cov["easy", "pa"].scored == 12  # PA and IA as before
+    assert sorted(cov) == sorted([("easy", "pa"), ("easy", "ia"), ("full", "pa"), ("full", "ia"),
+                                  ("full", "sa_vlm1"), ("vlm", "pla_physical_commonsense")])

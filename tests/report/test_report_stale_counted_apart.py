@@ -51,7 +51,7 @@ def test_stale_rows_are_counted_as_stale(tmp_path: Path, monkeypatch) -> None:  
                             bootstrap=0, stale=stale_rows)
     assert sorted(r.metric for r in rep.stale) == ["judge:mk:pa", "mq_temporal_flickering"]
     with (tmp_path / "rep" / "tables" / "judge_coverage.csv").open() as fh:
-        (pa,) = [r for r in csv.DictReader(fh) if r["axis"] == "PA"]
+        (pa,) = [r for r in csv.DictReader(fh) if r["rubric"] == "PA"]
     assert (pa["items"], pa["scored"], pa["stale"], pa["not run"]) == ("6", "5", "1", "0")  # (not run was 1)
     note = (tmp_path / "rep" / "tables" / "robophys.md").read_text()
     assert "(the others unscored, failed or stale: inputs changed since they were scored)" in note

@@ -57,17 +57,13 @@ from robojudge.report._leaderboard import (
     withheld_notes,
 )
 from robojudge.report._series import (
-    JUDGE_AXES,
-    JUDGE_PREFIX,
     JudgeSeries,
     Series,
     SeriesKey,
     StoredSeries,
-    _judge_key,
     judge_series,
-    label_series,
     resolve_judge,
-    split_series,
+    rubric_owners,
 )
 from robojudge.report._tables import APPROX_MARK, APPROX_NOTE, is_approximate, is_small, md_escape, md_prose
 from robojudge.store import ResultRow, SafeCsvWriter, served_models
@@ -474,6 +470,7 @@ class Coverage:
 
     judge: str
     axis: str
+    """The rubric: ``pa``, ``ia`` or another rubric's id (``pla_physical_commonsense``)."""
     items: int
     scored: int
     unparsable: int
@@ -484,27 +481,42 @@ class Coverage:
 
 def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: StoredSeries | None = None,
                    stale: Sequence[ResultRow] = ()) -> list[Coverage]:
-    """Per judge configuration and axis: items scored, unparsable (ok rows without a score), failed
+    """Per judge configuration and rubric: items scored, unparsable (ok rows without a score), failed
     (error rows), stale and never run, over ``items``. ``stored``: the rows already split, read instead;
     ``stale``: the rows left out of ``rows`` because their inputs changed since (counted apart, not as
-    never run)."""
+    never run).
+
+    Every rubric a judge was run with has a line: PA and IA for each PA/IA configuration (a missing one
+    as never run), then its other rubrics (``pla_physical_commonsense``, ``sa_vlm1``...), under the
+    configuration they share their settings with, else under their own series' label
+    (:func:`~robojudge.report._series.rubric_owners`). Only PA and IA were counted, so a rubric that fed
+    RoboPhys-3D but was never asked on some items had no line (audit reportdata F3)."""
     ids = {it.item_id for it in items}
     gone: dict[tuple[str, str, str], set[str]] = {}
     for r in stale:
         gone.setdefault((r.metric, r.config_hash, r.version), set()).add(r.item_id)
+
+    def counted(label: str, rubric: str, s: Series | None) -> Coverage:
+        scored = len(ids & set(s.values)) if s else 0
+        unparsable = len(ids & s.unscored) if s else 0
+        failed = len(ids & s.failed) if s else 0
+        old = len(ids & gone.get((s.key.metric, s.key.config_hash, s.key.version), set())) if s else 0
+        return Coverage(label, rubric, len(ids), scored, unparsable, failed,
+                        len(ids) - scored - unparsable - failed - old, old)
+
     out = []
     judges = judge_series(rows) if stored is None else stored.judges
     seen = {(s.key.metric, s.key.config_hash, s.key.version) for j in judges for s in j.axes.values()}
     labels = {j.label for j in judges}
+    others: dict[str, list[tuple[str, Series]]] = {}
+    for label, rubric, s in rubric_owners(rows, judges).values():
+        if rubric not in AXES:
+            others.setdefault(label, []).append((rubric, s))
     for j in judges:
-        for a in AXES:
-            s = j.axes.get(a)
-            scored = len(ids & set(s.values)) if s else 0
-            unparsable = len(ids & s.unscored) if s else 0
-            failed = len(ids & s.failed) if s else 0
-            old = len(ids & gone.get((s.key.metric, s.key.config_hash, s.key.version), set())) if s else 0
-            out.append(Coverage(j.label, a, len(ids), scored, unparsable, failed,
-                                len(ids) - scored - unparsable - failed - old, old))
+        out += [counted(j.label, a, j.axes.get(a)) for a in AXES]
+        out += [counted(j.label, r, s) for r, s in sorted(others.pop(j.label, []), key=lambda rs: rs[0])]
+    for label, group in sorted(others.items()):
+        out += [counted(label, r, s) for r, s in sorted(group, key=lambda rs: rs[0])]
     # A judge configuration whose every row is stale (the suite changed since it ran) has no series
     # above; it still has a line, all of its items stale, rather than vanishing from the table.
     for j in judge_series(stale) if stale else ():
@@ -570,39 +582,6 @@ def _rubric_scale(config: Mapping[str, object] | None) -> tuple[float, float] | 
     return built_in.score_min, built_in.score_max
 
 
-def _rubric_owners(rows: Sequence[ResultRow], judges: Sequence[JudgeSeries]
-                   ) -> dict[SeriesKey, tuple[str, str, Series]]:
-    """``(judge label, rubric id, series)`` of every judge rubric's series: PA and IA under their judge's
-    label; another rubric under the label of the one PA/IA configuration of its judge that shares its
-    settings (config less the rubric), else under its own series' label (as ``judge draft`` takes it)."""
-    owners: dict[SeriesKey, tuple[str, str, Series]] = {}
-    shared: dict[tuple[str, str], set[str]] = {}
-    for j in judges:
-        for a, ser in j.axes.items():
-            owners[ser.key] = (j.label, a, ser)
-            if (k := _judge_key(ser)) is not None:
-                shared.setdefault((j.name, k), set()).add(j.label)
-    taken: dict[tuple[str, str], list[Series]] = {}
-    others = label_series(split_series(
-        rows, lambda m: m.startswith(JUDGE_PREFIX) and m.rpartition(":")[2] not in JUDGE_AXES))
-    for ser in others:
-        name, _, rubric = ser.metric[len(JUDGE_PREFIX):].rpartition(":")
-        if not name:
-            continue
-        k = _judge_key(ser)
-        labels = shared.get((name, k), set()) if k is not None else set()
-        label = next(iter(labels)) if len(labels) == 1 else name + ser.label[len(ser.metric):]
-        owners[ser.key] = (label, rubric, ser)
-        taken.setdefault((label, rubric), []).append(ser)
-    for group in taken.values():
-        if len(group) > 1:  # two generations of a rubric file under one judge label: their own labels
-            for ser in group:
-                _, rubric, _ = owners[ser.key]
-                owners[ser.key] = (ser.metric[len(JUDGE_PREFIX):].rpartition(":")[0]
-                                   + ser.label[len(ser.metric):], rubric, ser)
-    return owners
-
-
 def turn_count(details: dict[str, Any]) -> int:
     """How many turns a voted row asked: ``n_turns``; in rows stored before that key existed, ``turns``
     held this count (where it now holds the turns' records); else the number of votes."""
@@ -624,7 +603,7 @@ def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
     the spread of a 1-3 verdict and of a 1-5 score are not comparable.
     """
     ids = {it.item_id for it in items}
-    owner = _rubric_owners(rows, judge_series(rows) if stored is None else stored.judges)
+    owner = rubric_owners(rows, judge_series(rows) if stored is None else stored.judges)
     votes: dict[tuple[str, str], list[tuple[bool, float, int, float, bool]]] = {}
     scales: dict[tuple[str, str], tuple[float, float] | None] = {}
     for r in rows:

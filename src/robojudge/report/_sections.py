@@ -35,6 +35,7 @@ from robojudge.report._leaderboard import (
 )
 from robojudge.report._libraries import MixedLibraries, mixed_libraries, mixed_library_note
 from robojudge.report._series import (
+    JUDGE_AXES,
     JUDGE_PREFIX,
     FailedSeries,
     Series,
@@ -383,12 +384,13 @@ def overview_section(inp: ReportInput) -> Section:
     coverage = judge_coverage(inp.item_rows, items, stored=inp.stored, stale=inp.stale)
     if coverage:
         cov = Table("judge_coverage", "What each judge configuration did, per rubric",
-                    ["judge", "axis", "items", "scored", "unparsable", "failed", "stale", "not run"],
+                    ["judge", "rubric", "items", "scored", "unparsable", "failed", "stale", "not run"],
                     note="Over the suite's items: scored, answered without a readable score, failed "
                     "(request errors), stale (judged before the video or instruction changed: left out until "
                     "judged again) or never asked.")
         for c in coverage:
-            cov.add([text(c.judge), text(c.axis.upper()), text(c.items), text(c.scored), text(c.unparsable),
+            rubric = c.axis.upper() if c.axis in JUDGE_AXES else c.axis
+            cov.add([text(c.judge), text(rubric), text(c.items), text(c.scored), text(c.unparsable),
                      text(c.failed), text(c.stale), text(c.not_run)])
         sec.tables.append(cov)
     consistency = judge_self_consistency(inp.item_rows, items, stored=inp.stored)

@@ -403,6 +403,39 @@ def _judge_labels(name: str, entries: Sequence[tuple[object, Mapping[str, Series
     return labels
 
 
+def rubric_owners(rows: Iterable[Any], judges: Sequence[JudgeSeries]
+                  ) -> dict[SeriesKey, tuple[str, str, Series]]:
+    """``(judge label, rubric id, series)`` of every judge rubric's series: PA and IA under their judge's
+    label; another rubric under the label of the one PA/IA configuration of its judge that shares its
+    settings (config less the rubric), else under its own series' label (as ``judge draft`` takes it)."""
+    owners: dict[SeriesKey, tuple[str, str, Series]] = {}
+    shared: dict[tuple[str, str], set[str]] = {}
+    for j in judges:
+        for a, ser in j.axes.items():
+            owners[ser.key] = (j.label, a, ser)
+            if (k := _judge_key(ser)) is not None:
+                shared.setdefault((j.name, k), set()).add(j.label)
+    taken: dict[tuple[str, str], list[Series]] = {}
+    others = label_series(split_series(
+        rows, lambda m: m.startswith(JUDGE_PREFIX) and m.rpartition(":")[2] not in JUDGE_AXES))
+    for ser in others:
+        name, _, rubric = ser.metric[len(JUDGE_PREFIX):].rpartition(":")
+        if not name:
+            continue
+        k = _judge_key(ser)
+        labels = shared.get((name, k), set()) if k is not None else set()
+        label = next(iter(labels)) if len(labels) == 1 else name + ser.label[len(ser.metric):]
+        owners[ser.key] = (label, rubric, ser)
+        taken.setdefault((label, rubric), []).append(ser)
+    for group in taken.values():
+        if len(group) > 1:  # two generations of a rubric file under one judge label: their own labels
+            for ser in group:
+                _, rubric, _ = owners[ser.key]
+                owners[ser.key] = (ser.metric[len(JUDGE_PREFIX):].rpartition(":")[0]
+                                   + ser.label[len(ser.metric):], rubric, ser)
+    return owners
+
+
 @dataclass(frozen=True)
 class StoredSeries:
     """The rows split once into series, for callers that read them many times (the HTML report).
