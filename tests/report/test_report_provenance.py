@@ -128,3 +128,36 @@ def test_the_network_files_of_each_series_are_recorded() -> None:
     assert a["dino_frame_consistency"]["network_weights"] == {"dino_vit_b16": {"a" * 64: 3}}
     assert b["dino_frame_consistency"]["network_weights"] == {"dino_vit_b16": {"a" * 64: 1, "b" * 64: 2}}
     assert "network_weights" not in a["iq1_psnr"]  # (no network behind it)
+
+
+def test_judges_of_other_rubrics_than_pa_and_ia_are_listed() -> None:
+    # vlm judged PLA and task success only (they feed RoboPhys-3D), mk judged PA, IA and sa_vlm1 with one
+    # set of settings: only mk's PA and IA were listed, so vlm's model was nowhere (audit reportdata F2).
+    from robojudge.report._provenance import configurations_table, report_provenance
+
+    def judged(item: str, name: str, rubric: str, model: str) -> ResultRow:
+        config = {"backend": "openai", "model": model, "frames": {"fps": 2.0, "max_frames": 8},
+                  "rubric": {"id": rubric, "version": "3", "digest": f"{rubric}-digest"}}
+        return ResultRow(item, f"judge:{name}:{rubric}", f"{name}-{rubric}", "1", "ok", 0.5, config=config,
+                         details={"turns": [{"response": {"model": f"{model}-served"}}]})
+
+    rows = [judged(f"i{k}", name, rubric, model) for k in range(4)
+            for name, model, rubrics in (("mk", "org/mk", ("pa", "ia", "sa_vlm1")),
+                                         ("vlm", "org/mock-vlm", ("pla_physical_commonsense", "ts_vlm2")))
+            for rubric in rubrics]
+    prov = report_provenance(rows, store="sqlite:///x")
+    by = {j["label"]: j for j in prov["judges"]}
+    assert sorted(by) == ["mk", "vlm"]
+    assert list(by["mk"]["rubrics"]) == ["pa", "ia", "sa_vlm1"] and by["mk"]["rows"] == 12
+    vlm = by["vlm"]
+    assert (vlm["name"], vlm["backend"], vlm["model"]) == ("vlm", "openai", "org/mock-vlm")
+    assert vlm["served_models"] == {"org/mock-vlm-served": 8}
+    assert vlm["frames"] == {"fps": 2.0, "max_frames": 8}
+    assert {k: (r["version"], r["digest"]) for k, r in vlm["rubrics"].items()} == {
+        "pla_physical_commonsense": ("3", "pla_physical_commonsense-digest"),
+        "ts_vlm2": ("3", "ts_vlm2-digest")}
+    table = {r[0].text: r[3].text for r in configurations_table(prov).rows}
+    vlm_cell = table["judge vlm"]
+    assert "model org/mock-vlm" in vlm_cell and "served org/mock-vlm-served x8" in vlm_cell
+    assert "pla_physical_commonsense v3 #pla_phys" in vlm_cell
+    assert "sa_vlm1 v3" in table["judge mk"]

@@ -28,13 +28,15 @@ from robojudge._files import Staged
 from robojudge.report._libraries import UNKNOWN, row_libraries
 from robojudge.report._series import (
     JUDGE_AXES,
-    JudgeSeries,
+    JUDGE_PREFIX,
     Series,
     SeriesKey,
     StoredSeries,
     _flatten,
+    _judge_key,
     _rubric_of,
     _without_rubric,
+    rubric_owners,
 )
 from robojudge.report._tables import Table, text
 from robojudge.store import ResultRow
@@ -131,26 +133,59 @@ def _metric_record(s: Series, rows: Sequence[ResultRow], defaults: DefaultsOf) -
     return record
 
 
-def _judge_record(j: JudgeSeries, by_key: Mapping[SeriesKey, Sequence[ResultRow]]) -> dict[str, Any]:
-    first = next(iter(j.axes.values()))
-    config = _without_rubric(first.config) or {}
-    rubrics = {}
+def _judge_record(label: str, name: str, rubric_series: Sequence[tuple[str, Series]],
+                  by_key: Mapping[SeriesKey, Sequence[ResultRow]]) -> dict[str, Any]:
+    """One judge configuration: its settings (from its first series' config less the rubric) and, per
+    rubric it was run with, the rubric's id, version and digest."""
+    config = _without_rubric(rubric_series[0][1].config) or {}
+    rubrics: dict[str, dict[str, Any]] = {}
     rows: list[ResultRow] = []
-    for axis in JUDGE_AXES:
-        s = j.axes.get(axis)
-        if s is None:
-            continue
+    for name_of, s in rubric_series:
         version, digest = _rubric_of(s)
         rubric = (s.config or {}).get("rubric")
-        rubric_id = rubric.get("id", axis) if isinstance(rubric, Mapping) else axis
-        rubrics[axis] = {"metric": s.metric, "id": rubric_id, "version": version, "digest": digest,
-                         "config_hash": s.key.config_hash, "metric_version": s.key.version}
+        rubric_id = rubric.get("id", name_of) if isinstance(rubric, Mapping) else name_of
+        key = name_of if name_of not in rubrics else f"{name_of} #{digest[:8]}"
+        rubrics[key] = {"metric": s.metric, "id": rubric_id, "version": version, "digest": digest,
+                        "config_hash": s.key.config_hash, "metric_version": s.key.version}
         rows += by_key.get(s.key, ())
-    return {"label": j.label, "name": j.name, "backend": config.get("backend"), "model": config.get("model"),
+    return {"label": label, "name": name, "backend": config.get("backend"), "model": config.get("model"),
             "revision": config.get("revision"), "served_models": served_models(rows), "rubrics": rubrics,
             "frames": config.get("frames"), "sampling": config.get("sampling"),
             "scoring": config.get("scoring"), "samples": config.get("samples"),
             "config": config or None, **_rows_record(rows)}
+
+
+def _judge_records(rows: Sequence[ResultRow], stored: StoredSeries,
+                   by_key: Mapping[SeriesKey, Sequence[ResultRow]]) -> list[dict[str, Any]]:
+    """Every judge configuration with every rubric it was run with: PA and IA per judge of
+    ``stored.judges``, then its other rubrics (``pla_physical_commonsense``, ``sa_vlm1``, ``ts_vlm2``...);
+    a configuration run with other rubrics only is a record of its own (:func:`rubric_owners`). Only the
+    PA/IA judges were listed, so two reports whose task-success or PLA scores came from different VLMs
+    had the same provenance (audit reportdata F2)."""
+    owned: dict[str, list[tuple[str, Series]]] = defaultdict(list)
+    for label, rubric, s in rubric_owners(rows, stored.judges).values():
+        if rubric not in JUDGE_AXES:
+            owned[label].append((rubric, s))
+    out = []
+    for j in stored.judges:
+        pa_ia = [(a, j.axes[a]) for a in JUDGE_AXES if a in j.axes]
+        out.append(_judge_record(j.label, j.name, pa_ia + sorted(owned.pop(j.label, []), key=_by_rubric),
+                                 by_key))
+    for label, group in sorted(owned.items()):
+        # One record per configuration: two under one label (rubrics of one judge name, each with one
+        # series, judged with different settings) are told apart by their settings' hash.
+        configs: dict[str | None, list[tuple[str, Series]]] = defaultdict(list)
+        for rubric, s in group:
+            configs[_judge_key(s)].append((rubric, s))
+        for key, members in sorted(configs.items(), key=lambda kv: kv[0] or ""):
+            name = members[0][1].metric[len(JUDGE_PREFIX):].rpartition(":")[0]
+            shown = label if len(configs) == 1 else f"{label} [config {key[:8] if key else 'none'}]"
+            out.append(_judge_record(shown, name, sorted(members, key=_by_rubric), by_key))
+    return out
+
+
+def _by_rubric(member: tuple[str, Series]) -> tuple[str, SeriesKey]:
+    return member[0], member[1].key
 
 
 def manifest_record(path: str | Path) -> dict[str, Any]:
@@ -201,7 +236,7 @@ def report_provenance(
         "manifests": [manifest_record(m) for m in manifests],
         "bootstrap": None if bootstrap is None else {"replicates": bootstrap, "seed": seed},
         "metrics": [_metric_record(s, by_key[s.key], defaults) for s in stored.metrics],
-        "judges": [_judge_record(j, by_key) for j in stored.judges],
+        "judges": _judge_records(rows, stored, by_key),
     }
 
 
