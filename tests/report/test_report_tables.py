@@ -154,7 +154,7 @@ def test_latex_composes_decomposed_names() -> None:
 def test_latex_tables_compile_with_pdflatex(tmp_path) -> None:
     if subprocess.run(["kpsewhich", "booktabs.sty"], capture_output=True).returncode != 0:
         pytest.skip("booktabs is not installed")
-    t = _leading_table()
+    t = _noted_table()
     t.add([text("Mode\u0300le"), Cell(9.0)])
     (tmp_path / "t.tex").write_text(t.to_latex(), encoding="utf-8")
     (tmp_path / "doc.tex").write_text("\\documentclass{article}\\usepackage{booktabs}\\begin{document}\n"
@@ -168,6 +168,33 @@ def test_latex_tables_compile_with_pdflatex(tmp_path) -> None:
                                text=True).stdout
         shown = unicodedata.normalize("NFC", shown)  # pdftotext gives the accented e of OT1 decomposed
         assert "*baseline" in shown and "[ours] wan" in shown and "Mod\u00e8le" in shown
+        flat = " ".join(shown.split())  # (the note is wrapped over lines)
+        assert "No interval for a&b <x> (4 clips; 50% need 5)" in flat and "--missing drop --diff A,B" in flat
+
+
+NOTE = ("No interval for a&b <x> (4 clips; 50% need 5). Compare with `robojudge aggregate scores "
+        "--missing drop --diff A,B` on #e|f ~^{}.")
+
+
+def _noted_table() -> Table:
+    t = _leading_table()
+    t.note = NOTE
+    t.add([text("small"), Cell(1.0, small=True)])
+    return t
+
+
+def test_latex_tables_carry_their_note() -> None:
+    # The .md had the note (why no interval, why n/a, what a row is); the .tex had only the dagger key.
+    lines = _noted_table().to_latex().splitlines()
+    note = (r"\par\footnotesize No interval for a\&b \textless{}x\textgreater{} (4 clips; 50\% need 5). "
+            r"Compare with \texttt{robojudge aggregate scores -{}-missing drop -{}-diff A,B} on "
+            r"\#e\textbar{}f \textasciitilde{}\textasciicircum{}\{\}.")
+    assert note in lines
+    # under the tabular, before the dagger's key
+    assert lines.index(r"\end{tabular}") < lines.index(note) < next(
+        k for k, line in enumerate(lines) if line.startswith(r"\par\footnotesize\textsuperscript{\dag}"))
+    plain = _leading_table().to_latex().splitlines()
+    assert not any(line.startswith(r"\par\footnotesize ") for line in plain)
 
 
 def test_markdown_names_render_as_their_text() -> None:

@@ -110,6 +110,22 @@ def latex_escape(text: str) -> str:
     return "".join(out)
 
 
+def latex_prose(text: str) -> str:
+    r""":func:`latex_escape` for robojudge's own notes, which quote commands as Markdown code
+    (`` `robojudge aggregate scores --missing drop` ``): a code span becomes ``\texttt``, where
+    ``--`` stays two hyphens (in running text it is an en dash) and a backquote is no opening quote. A
+    lone backquote is escaped with the rest.
+
+    >>> print(latex_prose("run `robojudge report --bootstrap 10` on a_b"))
+    run \texttt{robojudge report -{}-bootstrap 10} on a\_b
+    """
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an odd number of backquotes: no code span to trust
+        return latex_escape(text).replace("`", r"\textasciigrave{}")
+    return "".join(rf"\texttt{{{latex_escape(p).replace('--', '-{}-')}}}" if k % 2 else latex_escape(p)
+                   for k, p in enumerate(parts))
+
+
 def _right_to_left(text: str) -> bool:
     """Whether ``text`` holds a right-to-left letter (Arabic, Hebrew, ...): its HTML cell then isolates
     it in a ``<bdi>``, so that its punctuation lands at its own end, not the page's."""
@@ -298,7 +314,8 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def to_latex(self) -> str:
-        """A booktabs ``tabular`` in a ``table`` float: best per column in bold, CIs as ``[lo, hi]``.
+        """A booktabs ``tabular`` in a ``table`` float: best per column in bold, CIs as ``[lo, hi]``; the
+        table's note under it in small type, then the keys to the daggers.
 
         A row whose first cell starts with ``[`` or ``*`` starts with ``{}``: the ``\\\\`` ending the row
         before (or ``\\toprule``, ``\\midrule``) would read ``[ours] wan`` as its optional length
@@ -316,6 +333,8 @@ class Table:
                      for c, t in zip(r, cells, strict=True)]
             lines.append(_latex_row(cells))
         lines += [r"\bottomrule", r"\end{tabular}"]
+        if self.note.strip():  # (why an interval or a value is missing, what a row is: dropped before)
+            lines.append(r"\par\footnotesize " + latex_prose(self.note.strip()))
         if self.has_small:
             lines.append(r"\par\footnotesize\textsuperscript{\dag}" + latex_escape(self.small_key()[1:]))
         if any(c.shows_approximate for r in self.rows for c in r):
