@@ -572,7 +572,7 @@ def not_a_test_note(clips: bool, absent: Sequence[str] = ()) -> str:
     cluster = " --cluster clip_id" if clips else ""
     alone = "" if clips else " (the items have no clip_id: each is its own cluster)"
     gave = (" Where this table shows n/a for a generator without any value for a metric, that command "
-            "still gives one, averaged over the metrics the generator has (--missing drop; --missing nan "
+            "still gives one, averaged over the metrics the generator has (`--missing drop`; `--missing nan` "
             "leaves every sub-dimension short of any of its metrics without a value, so nothing is "
             f"scored): not comparable with the others, for {', '.join(absent)}." if absent else "")
     return ("Bold marks a column's highest value, not a significant difference, and two intervals that "
