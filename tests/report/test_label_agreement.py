@@ -69,3 +69,31 @@ def test_best_is_compared_only_on_the_same_items(tmp_path):
     bold = {row[0].text for row in table.rows if row[2].text == "PA" and row[4].best}
     assert bold == {"wide_a" if by[("wide_a", "pa")].pearson > by[("wide_b", "pa")].pearson else "wide_b"}
     assert "Not compared: few." in table.note
+
+
+def test_written_files_follow_the_report_tables_conventions(tmp_path):
+    # The demo's 4 clips: label_agreement.csv wrote NaN as "nan" (text to a spreadsheet), had no small-n
+    # flag, and the .md neither marked small n nor said why no interval is shown (audit reportdata F4).
+    import csv
+
+    rng = np.random.default_rng(5)
+    pa = rng.integers(1, 6, 20)
+    items = [Item(item_id=f"i{k}", video="v", clip_id=f"c{k % 4}",
+                  labels={"pa": int(pa[k]), "ia": int(pa[k])}) for k in range(20)]
+    rows = [_row(f"i{k}", "flow", float(pa[k] + rng.normal(0, 1))) for k in range(20)]
+    rows += [_row(f"i{k}", "two_items", float(k)) for k in range(2)]  # no correlation over 2 items
+    out = label_agreement(rows, items, lambda m: True, bootstrap=50, seed=1)
+    write_label_agreement(out, tmp_path)
+    with (tmp_path / "label_agreement.csv").open() as f:
+        got = {(r["metric"], r["axis"]): r for r in csv.DictReader(f)}
+    flow, two = got["flow", "pa"], got["two_items", "pa"]
+    assert float(flow["pearson"]) > 0 and flow["pearson_low"] == "" and flow["small_n"] == "True"
+    assert two["pearson"] == two["spearman"] == "" and two["n"] == "2"
+    assert "nan" not in (tmp_path / "label_agreement.csv").read_text()
+    md = (tmp_path / "label_agreement.md").read_text()
+    r = next(a for a in out if (a.metric, a.axis) == ("flow", "pa"))
+    assert f"| flow | pa | 20 | {r.pearson:.2f} \u2020 | {r.spearman:.2f} \u2020 |" in md
+    assert "\u2020 small n: fewer than 10 items or 5 clips" in md
+    assert "No interval for flow PA, flow IA: scored items in 4 cluster(s); a correlation's interval needs " \
+           "at least 5." in md
+    assert "| two_items | pa | 2 | n/a \u2020 | n/a \u2020 |" in md  # (as in tables/metric_agreement.md)

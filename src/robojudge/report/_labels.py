@@ -21,7 +21,7 @@ from robojudge.report._leaderboard import (
     strata_of,
 )
 from robojudge.report._series import StoredSeries
-from robojudge.report._tables import md_escape
+from robojudge.report._tables import Cell, _num, is_small, md_escape, small_note
 from robojudge.store import ResultRow, SafeCsvWriter
 from robojudge.suite import Item
 
@@ -72,6 +72,8 @@ class LabelAgreement:
         compared: Whether the row takes part in the best-value comparison of its axis: oriented, with
             correlations, and scored on the same items as the largest such group of rows, give or take
             5% (:func:`compared_group`); r over other items is not comparable.
+        no_interval: Why its correlations show no interval though they have a value (too few clips,
+            every resample alike); None otherwise. Said under ``label_agreement.md``, not a CSV column.
     """
 
     metric: str
@@ -86,6 +88,12 @@ class LabelAgreement:
     oriented: bool = True
     n_clusters: int = 0
     compared: bool = False
+    no_interval: str | None = None
+
+    @property
+    def small(self) -> bool:
+        """Whether it rests on few items or clips (:func:`~robojudge.report._tables.is_small`): rough."""
+        return is_small(self.n, self.n_clusters)
 
 
 def label_agreement(
@@ -131,46 +139,56 @@ def label_agreement(
             r, rho = (p.value, p.low, p.high), (s.value, s.low, s.high)
             if cell.n < MIN_CORRELATION_ITEMS:
                 r = rho = (math.nan, math.nan, math.nan)
+            withheld = next((e.why for e in (p, s) if e.why and math.isfinite(e.value) and math.isnan(e.low)
+                             and cell.n >= MIN_CORRELATION_ITEMS), None)
             out.append(LabelAgreement(f.label, axis, cell.n, *r, *rho, f.direction is not None, n_clusters,
-                                      f.label in group))
+                                      f.label in group, withheld))
     order = {f.label: k for k, f in enumerate(feats)}
     return sorted(out, key=lambda r: (order[r.metric], AXES.index(r.axis)))
 
 
 def write_label_agreement(rows: Sequence[LabelAgreement], out_dir: str | Path, *, named: bool = True) -> None:
     """``label_agreement.csv`` and ``label_agreement.md`` in ``out_dir``; ``named`` as
-    :func:`robojudge.report.write_leaderboard`'s."""
+    :func:`robojudge.report.write_leaderboard`'s.
+
+    As the report's tables (``tables/metric_agreement.*``): a correlation without a value is an empty CSV
+    cell (a spreadsheet read ``nan`` as text), a ``small_n`` column flags a row on few items or clips, the
+    Markdown marks it with a dagger and its key, and says why an interval is withheld (audit reportdata
+    F4)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    fields = list(LabelAgreement.__dataclass_fields__)
+    fields = [k for k in LabelAgreement.__dataclass_fields__ if k != "no_interval"]
     lines = [
         "| metric | axis | n | Pearson r [95% CI] | Spearman rho [95% CI] |",
         "| --- | --- | ---: | --- | --- |",
     ]
     for r in rows:
-        lines.append(
-            f"| {md_escape(r.metric) + ('' if r.oriented else ' (as stored)')} | {r.axis} "
-            f"| {r.n} | {_ci(r.pearson, r.pearson_low, r.pearson_high)} | "
-            f"{_ci(r.spearman, r.spearman_low, r.spearman_high)} |"
-        )
+        pearson = Cell(r.pearson, r.pearson_low, r.pearson_high, digits=2, small=r.small).marked()
+        spearman = Cell(r.spearman, r.spearman_low, r.spearman_high, digits=2, small=r.small).marked()
+        lines.append(f"| {md_escape(r.metric) + ('' if r.oriented else ' (as stored)')} | {r.axis} "
+                     f"| {r.n} | {pearson} | {spearman} |")
+    notes = []
+    marked = [r for r in rows if r.small]
+    if marked:
+        notes.append(small_note(any(not math.isnan(r.pearson_low) for r in marked)))
+    withheld: dict[str, list[str]] = {}
+    for r in rows:
+        if r.no_interval:
+            withheld.setdefault(r.no_interval, []).append(f"{md_escape(r.metric)} {r.axis.upper()}")
+    notes += [f"No interval for {', '.join(named)}: {md_escape(why)}." for why, named in withheld.items()]
     with replacing(out, named=named) as files:  # both whole, or (on an error) the old ones untouched
         with files.open(out / "label_agreement.csv", newline="") as f:
             w = SafeCsvWriter(f)
-            w.writerow(fields)
+            w.writerow([*fields, "small_n"])
             for r in rows:
                 d = asdict(r)
-                w.writerow([d[k] for k in fields])
+                w.writerow([*(_num(d[k]) if isinstance(d[k], float) else d[k] for k in fields), r.small])
         files.write_text(
             out / "label_agreement.md",
             "# Metrics against the suite's labels\n\nCorrelations are oriented so that positive means the "
             "metric ranks rollouts like the labels (a metric of unknown direction is marked 'as stored' and "
             "correlated as it is); intervals are paired cluster-bootstrap percentiles.\n\n"
+            + "".join(f"{n}\n\n" for n in notes)
             + "\n".join(lines)
             + "\n",
         )
-
-
-def _ci(v: float, lo: float, hi: float) -> str:
-    if math.isnan(v):
-        return "n/a"
-    return f"{v:.2f}" if math.isnan(lo) else f"{v:.2f} [{lo:.2f}, {hi:.2f}]"
