@@ -509,7 +509,7 @@ def judge_coverage(rows: Sequence[ResultRow], items: Sequence[Item], *, stored: 
     seen = {(s.key.metric, s.key.config_hash, s.key.version) for j in judges for s in j.axes.values()}
     labels = {j.label for j in judges}
     others: dict[str, list[tuple[str, Series]]] = {}
-    for label, rubric, s in rubric_owners(rows, judges).values():
+    for label, rubric, s in rubric_owners(rows, judges, stored=stored).values():
         if rubric not in AXES:
             others.setdefault(label, []).append((rubric, s))
     for j in judges:
@@ -603,7 +603,7 @@ def judge_self_consistency(rows: Sequence[ResultRow], items: Sequence[Item], *,
     the spread of a 1-3 verdict and of a 1-5 score are not comparable.
     """
     ids = {it.item_id for it in items}
-    owner = rubric_owners(rows, judge_series(rows) if stored is None else stored.judges)
+    owner = rubric_owners(rows, judge_series(rows) if stored is None else stored.judges, stored=stored)
     votes: dict[tuple[str, str], list[tuple[bool, float, int, float, bool]]] = {}
     scales: dict[tuple[str, str], tuple[float, float] | None] = {}
     for r in rows:

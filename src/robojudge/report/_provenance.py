@@ -163,7 +163,7 @@ def _judge_records(rows: Sequence[ResultRow], stored: StoredSeries,
     PA/IA judges were listed, so two reports whose task-success or PLA scores came from different VLMs
     had the same provenance (audit reportdata F2)."""
     owned: dict[str, list[tuple[str, Series]]] = defaultdict(list)
-    for label, rubric, s in rubric_owners(rows, stored.judges).values():
+    for label, rubric, s in rubric_owners(rows, stored.judges, stored=stored).values():
         if rubric not in JUDGE_AXES:
             owned[label].append((rubric, s))
     out = []

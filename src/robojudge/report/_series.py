@@ -403,11 +403,13 @@ def _judge_labels(name: str, entries: Sequence[tuple[object, Mapping[str, Series
     return labels
 
 
-def rubric_owners(rows: Iterable[Any], judges: Sequence[JudgeSeries]
+def rubric_owners(rows: Iterable[Any], judges: Sequence[JudgeSeries], *, stored: StoredSeries | None = None
                   ) -> dict[SeriesKey, tuple[str, str, Series]]:
     """``(judge label, rubric id, series)`` of every judge rubric's series: PA and IA under their judge's
     label; another rubric under the label of the one PA/IA configuration of its judge that shares its
-    settings (config less the rubric), else under its own series' label (as ``judge draft`` takes it)."""
+    settings (config less the rubric), else under its own series' label (as ``judge draft`` takes it).
+    ``stored``: the rows already split (``StoredSeries.of(rows)``), read instead of ``rows`` (labels are
+    given per metric, so its series carry the labels a split of the judge rows alone gives)."""
     owners: dict[SeriesKey, tuple[str, str, Series]] = {}
     shared: dict[tuple[str, str], set[str]] = {}
     for j in judges:
@@ -416,8 +418,11 @@ def rubric_owners(rows: Iterable[Any], judges: Sequence[JudgeSeries]
             if (k := _judge_key(ser)) is not None:
                 shared.setdefault((j.name, k), set()).add(j.label)
     taken: dict[tuple[str, str], list[Series]] = {}
-    others = label_series(split_series(
-        rows, lambda m: m.startswith(JUDGE_PREFIX) and m.rpartition(":")[2] not in JUDGE_AXES))
+    def other(m: str) -> bool:
+        return m.startswith(JUDGE_PREFIX) and m.rpartition(":")[2] not in JUDGE_AXES
+
+    others = (label_series(split_series(rows, other)) if stored is None
+              else [ser for ser in stored.series if other(ser.metric)])
     for ser in others:
         name, _, rubric = ser.metric[len(JUDGE_PREFIX):].rpartition(":")
         if not name:
