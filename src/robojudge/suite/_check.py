@@ -193,12 +193,28 @@ def _backslash_hint(value: str, root: Path) -> str:
     return "; \\ separates no folders here: use /"
 
 
-def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
+def _not_found_hint(value: str, root: Path, full: Path, link: Path | None) -> str:
+    """What to add to "file not found: ``value``" (at ``full``) that says why: a Windows path, a path
+    that exists beside the link the manifest was given by (``link``) but not beside the file it leads to."""
+    hint = _backslash_hint(value, root)
+    if hint:
+        return hint
+    if link is not None and not Path(value).is_absolute() and os.path.lexists(link.parent / value):
+        target = os.path.realpath(link)
+        return (f"; the manifest is a link to {target}: relative paths are read from {target}'s folder; "
+                f"{value} exists beside the link in {link.parent}")
+    return ""
+
+
+def check_paths(data: dict[str, Any], root: Path, link: Path | None = None) -> list[tuple[str, str]]:
     """Check that every path a raw record names exists, without opening anything.
 
     Only string values are checked (wrong types are left to schema validation). Relative paths are
     taken against ``root``. A path that cannot even be looked at (a loop of links, a folder on its
     way this user may not search, a name too long) is a problem of its record, never an exception.
+    ``link``: the symbolic link the manifest was
+    given by (``root`` is then the folder of its target), named by a not-found message where the path
+    exists beside the link.
 
     Returns:
         ``(dotted field, message)`` for each missing or unusable path; a file that several fields name (a
@@ -227,7 +243,7 @@ def check_paths(data: dict[str, Any], root: Path) -> list[tuple[str, str]]:
         except (FileNotFoundError, NotADirectoryError):
             where = "" if given.is_absolute() else f" (looked for {full})"
             missing[value] = len(out)
-            out.append((field, f"file not found: {value}{where}{_backslash_hint(value, root)}"))
+            out.append((field, f"file not found: {value}{where}{_not_found_hint(value, root, full, link)}"))
             continue
         except OSError as exc:
             out.append((field, _unusable(value, full, exc)))

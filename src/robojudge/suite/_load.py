@@ -32,8 +32,10 @@ class Suite:
     """The valid items of one manifest, with their paths made absolute.
 
     Attributes:
-        path: The manifest file (absolute, ``..`` removed, symlinks kept).
-        root: The folder relative manifest paths are taken against (``path.parent``).
+        path: The manifest file (absolute, symlinks kept; ``..`` removed where that names the same file,
+            else the folder resolved as the system reads it: ``lnk/../m.jsonl`` is the file ``cat`` reads).
+        root: The folder relative manifest paths are taken against: ``path.parent``, or, when ``path``
+            is a symbolic link, the folder of the file it leads to.
         items: Valid items in file order; file fields are absolute (see :meth:`Item.resolve`).
         problems: Errors found (their records are left out); empty when loaded with ``strict=True``.
         warnings: Things worth a look that did not stop an item (paths outside the manifest's folder).
@@ -155,7 +157,7 @@ def _where(rec: RawRecord) -> str:
 
 def _check_record(
     rec: RawRecord, shown: str, root: Path, first_seen: dict[str, str], confine: Path | None,
-    files: str = "required", resolve: Resolver | None = None,
+    files: str = "required", resolve: Resolver | None = None, link: Path | None = None,
 ) -> tuple[Item | None, list[ManifestProblem]]:
     """Validate one record; ``first_seen`` maps ids met so far to their location (updated).
     ``files="optional"``: a file that is missing or cannot be looked at is a warning, not an error.
@@ -185,7 +187,7 @@ def _check_record(
             add(*describe_error(err))
     # A path holding a NUL names no file on any system: an error even for a reader of stored results.
     unnamable = {f for f, _, value in path_targets(data) if "\0" in value}
-    for field_, message in check_paths(data, root):
+    for field_, message in check_paths(data, root, link):
         if files == "optional" and field_ not in unnamable:
             add(field_, message + KEPT_WITHOUT_FILES, "warning")
         else:
@@ -206,15 +208,16 @@ class _Checked:
 
 
 def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
-                  files: str = "required") -> Iterator[_Checked]:
+                  files: str = "required", link: Path | None = None) -> Iterator[_Checked]:
     """Read and check the records one by one; raise :class:`ManifestError` only for file-level
-    problems. Only the ids seen so far are kept (to find duplicates), not the records."""
+    problems. Only the ids seen so far are kept (to find duplicates), not the records. ``link``: the
+    symbolic link the manifest was given by (its not-found messages say where the link lies)."""
     first_seen: dict[str, str] = {}
     resolve = Resolver()  # each folder resolved once in this read
     empty = True
     for rec in iter_records(path, shown):
         empty = False
-        item, found = _check_record(rec, shown, root, first_seen, confine, files, resolve)
+        item, found = _check_record(rec, shown, root, first_seen, confine, files, resolve, link)
         usable = item is not None and not any(p.is_error for p in found)
         resolved = item.resolve(root, resolve) if usable and item is not None else None
         if resolved is not None and item is not None:
@@ -228,19 +231,39 @@ def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
 
 
 def _collect(path: Path, shown: str, root: Path, confine: Path | None,
-             files: str = "required") -> list[_Checked]:
+             files: str = "required", link: Path | None = None) -> list[_Checked]:
     with step(f"reading the manifest {shown}", unit="items") as read:
         out = []
-        for checked in _iter_checked(path, shown, root, confine, files):
+        for checked in _iter_checked(path, shown, root, confine, files, link):
             read.advance()
             out.append(checked)
         return out
 
 
-def _locate(path: str | Path) -> tuple[Path, str, Path]:
-    # abspath, not resolve(): tidy ".." away but keep a symlinked manifest's own folder as the root.
-    full = Path(os.path.abspath(Path(path).expanduser()))
-    return full, str(path), full.parent
+@dataclass(frozen=True)
+class _Located:
+    """Where a manifest is: ``full`` (absolute, as :attr:`Suite.path`), ``shown`` (as given), ``root``
+    (the folder its relative paths are read from) and ``link`` (the path given, when it is a symbolic
+    link to the manifest: its relative paths are read from the target's folder, not the link's)."""
+
+    full: Path
+    shown: str
+    root: Path
+    link: Path | None
+
+
+def _locate(path: str | Path) -> _Located:
+    given = Path(path).expanduser()
+    opened = given.absolute()  # what the system opens: ".." after a linked folder leaves the link's target
+    full = Path(os.path.abspath(given))  # ".." removed as text: kept only where it names the same file
+    if full != opened and os.path.realpath(full) != os.path.realpath(opened):
+        full = Path(os.path.realpath(opened.parent)) / opened.name
+    if os.path.islink(full):
+        # A link to a manifest: its paths are read from the folder that holds the file, as the store
+        # lookup follows the link (README: a link to a run folder's manifest), so a suite folder moved or
+        # shared as a whole still finds its videos through a link from anywhere.
+        return _Located(full, str(path), Path(os.path.realpath(full)).parent, full)
+    return _Located(full, str(path), full.parent, None)
 
 
 FILES = ("required", "optional")
@@ -275,8 +298,9 @@ def load_suite(path: str | Path, *, strict: bool = True, confine: str | Path | N
     """
     if files not in FILES:
         raise ValueError(f"files must be one of {', '.join(FILES)}, got {files!r}")
-    full, shown, root = _locate(path)
-    checked = _collect(full, shown, root, confine_folder(confine), files)
+    at = _locate(path)
+    full, shown, root = at.full, at.shown, at.root
+    checked = _collect(full, shown, root, confine_folder(confine), files, at.link)
     problems = [p for c in checked for p in c.problems if p.is_error]
     if strict and problems:
         raise ManifestError(problems)
@@ -301,7 +325,8 @@ def iter_suite(
     """
     if block < 1:
         raise ValueError(f"block must be at least 1, got {block}")
-    full, shown, root = _locate(path)
+    at = _locate(path)
+    full, shown, root = at.full, at.shown, at.root
     folder = confine_folder(confine)
 
     def suite(checked: list[_Checked]) -> Suite:
@@ -311,7 +336,7 @@ def iter_suite(
         return Suite(path=full, root=root, items=items, problems=problems, warnings=warnings)
 
     chunk: list[_Checked] = []
-    for c in _iter_checked(full, shown, root, folder):
+    for c in _iter_checked(full, shown, root, folder, link=at.link):
         chunk.append(c)
         if len(chunk) >= block:
             yield suite(chunk)
@@ -362,9 +387,10 @@ def validate_manifest(
     """
     if media not in MEDIA_MODES:
         raise ValueError(f"media must be one of {', '.join(MEDIA_MODES)}, got {media!r}")
-    full, shown, root = _locate(path)
+    at = _locate(path)
+    full, shown, root = at.full, at.shown, at.root
     try:
-        checked = _collect(full, shown, root, confine_folder(confine))
+        checked = _collect(full, shown, root, confine_folder(confine), link=at.link)
     except ManifestError as e:
         return e.problems
     _clip_sources(checked, shown)
