@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -193,12 +194,48 @@ def _backslash_hint(value: str, root: Path) -> str:
     return "; \\ separates no folders here: use /"
 
 
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _composed_twin(full: Path) -> Path | None:
+    """The file that ``full`` names once each of its names is compared in one Unicode normalization
+    (NFC): a file copied from macOS has its accents as separate characters (``e`` and U+0301), a name
+    typed on another system has them composed (``é``); the two print alike. ``None`` when there is none
+    (or ``full`` is ASCII: nothing to compose)."""
+    if full.as_posix().isascii():
+        return None
+    here = Path(full.anchor)
+    for name in full.parts[1:]:
+        if os.path.lexists(here / name):
+            here = here / name
+            continue
+        key = unicodedata.normalize("NFC", name)
+        try:
+            twin = next((e for e in os.listdir(here) if unicodedata.normalize("NFC", e) == key), None)
+        except OSError:
+            return None
+        if twin is None:
+            return None
+        here = here / twin
+    return here
+
+
 def _not_found_hint(value: str, root: Path, full: Path, link: Path | None) -> str:
-    """What to add to "file not found: ``value``" (at ``full``) that says why: a Windows path, a path
-    that exists beside the link the manifest was given by (``link``) but not beside the file it leads to."""
+    """What to add to "file not found: ``value``" (at ``full``) that says why: a Windows path, a name in
+    another Unicode normalization, a ``~`` or a URL (neither is read), a path that exists beside the link
+    the manifest was given by (``link``) but not beside the file it leads to."""
+    if _URL.match(value):
+        return "; URLs are not read: download the file"
+    if value.startswith("~"):
+        return "; `~` is not expanded in manifests: write the full path"
     hint = _backslash_hint(value, root)
     if hint:
         return hint
+    twin = _composed_twin(full)
+    if twin is not None:
+        return (f"; a file whose name differs only in Unicode normalization exists: {ascii(str(twin))} "
+                f"against {ascii(str(full))} (an accent as a separate character, as macOS writes names): "
+                "write the name as it is on disk, or rename the file")
     if link is not None and not Path(value).is_absolute() and os.path.lexists(link.parent / value):
         target = os.path.realpath(link)
         return (f"; the manifest is a link to {target}: relative paths are read from {target}'s folder; "
@@ -241,7 +278,7 @@ def check_paths(data: dict[str, Any], root: Path, link: Path | None = None) -> l
         try:
             mode = os.stat(full).st_mode
         except (FileNotFoundError, NotADirectoryError):
-            where = "" if given.is_absolute() else f" (looked for {full})"
+            where = "" if given.is_absolute() or _URL.match(value) else f" (looked for {full})"
             missing[value] = len(out)
             out.append((field, f"file not found: {value}{where}{_not_found_hint(value, root, full, link)}"))
             continue

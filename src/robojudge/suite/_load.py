@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -216,6 +217,10 @@ def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
     resolve = Resolver()  # each folder resolved once in this read
     empty = True
     for rec in iter_records(path, shown):
+        if empty and rec.data is None and _json_list_as_lines(path):
+            raise ManifestError([file_problem(
+                shown, "this file looks like a JSON list (one JSON value over many lines), not JSON Lines "
+                       "(one record a line): name it .json")])
         empty = False
         item, found = _check_record(rec, shown, root, first_seen, confine, files, resolve, link)
         usable = item is not None and not any(p.is_error for p in found)
@@ -228,6 +233,22 @@ def _iter_checked(path: Path, shown: str, root: Path, confine: Path | None,
         yield _Checked(rec.line, rec.row, resolved, found)
     if empty:
         yield _Checked(None, None, None, [file_problem(shown, "manifest has no items")])
+
+
+def _json_list_as_lines(path: Path) -> bool:
+    """Whether a ``.jsonl`` (``.ndjson``) file is a JSON list, as ``json.dump(records, indent=2)`` writes
+    it: each of its lines fails as a record, and one file-level problem says what it is instead."""
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        return False
+    try:
+        with path.open("rb") as f:
+            head = f.read(64).decode("utf-8-sig", errors="replace").lstrip()
+            if not head.startswith("["):
+                return False
+            f.seek(0)
+            return isinstance(json.loads(f.read().decode("utf-8-sig")), list)
+    except (OSError, ValueError, RecursionError):
+        return False
 
 
 def _collect(path: Path, shown: str, root: Path, confine: Path | None,
