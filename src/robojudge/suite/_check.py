@@ -16,6 +16,7 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from robojudge.suite._read import SCAN_SUFFIXES
 from robojudge.suite._schema import CHECKLIST_ITEMS, ROBOT_FILE_KINDS, Checklist, Grid, Item, Labels
 
 # Path fields at the top level of an item; ``views`` values are checked as well.
@@ -243,13 +244,48 @@ def _not_found_hint(value: str, root: Path, full: Path, link: Path | None) -> st
     return ""
 
 
+#: A folder given as a video holds no frame images but these: a video or frames of another format.
+_NOT_FRAMES = frozenset({*SCAN_SUFFIXES, ".ts", ".m2ts", ".mts", ".3gp", ".mxf", ".y4m"})
+
+
+def _folder_problem(value: str, full: Path) -> str | None:
+    """Why the folder ``full``, given as a video (a folder of frames), can never be read: it is empty,
+    or holds no frame images (it holds videos, or ``.tif`` frames); None when it holds an image (what
+    the frames are like is the media check's). Stops at the first image."""
+    from robojudge.video import IMAGE_SUFFIXES  # loads PyAV: only for a folder given as a video
+
+    videos = others = 0
+    suffixes: set[str] = set()
+    for entry in os.scandir(full):
+        if entry.name.startswith("."):
+            continue
+        suffix = os.path.splitext(entry.name)[1].lower()
+        if suffix in IMAGE_SUFFIXES:
+            return None
+        if suffix in _NOT_FRAMES:
+            videos += 1
+        else:
+            others += 1
+            if suffix:
+                suffixes.add(suffix)
+    if not videos and not others:
+        return f"frame folder {value} is empty"
+    images = "/".join(sorted(IMAGE_SUFFIXES))
+    if videos:
+        return (f"{value} is a folder that holds {videos} video file(s) and no images "
+                f"({images}): name one video file (or list them with `robojudge suite scan`)")
+    kinds = f" ({', '.join(sorted(suffixes))})" if suffixes else ""
+    return (f"{value} is a folder that holds {others} file(s){kinds} and no frame images ({images}): "
+            "convert the frames to PNG, or name a video file")
+
+
 def check_paths(data: dict[str, Any], root: Path, link: Path | None = None) -> list[tuple[str, str]]:
     """Check that every path a raw record names exists, without opening anything.
 
     Only string values are checked (wrong types are left to schema validation). Relative paths are
     taken against ``root``. A path that cannot even be looked at (a loop of links, a folder on its
     way this user may not search, a name too long) is a problem of its record, never an exception.
-    ``link``: the symbolic link the manifest was
+    A folder given as a video must hold a frame image. ``link``: the symbolic link the manifest was
     given by (``root`` is then the folder of its target), named by a not-found message where the path
     exists beside the link.
 
@@ -296,10 +332,10 @@ def check_paths(data: dict[str, Any], root: Path, link: Path | None = None) -> l
             if kind == "state":
                 continue
             try:
-                empty = next(full.iterdir(), None) is None
+                unreadable = _folder_problem(value, full)
             except OSError as exc:
                 out.append((field, _unusable(value, full, exc)))
                 continue
-            if empty:
-                out.append((field, f"frame folder {value} is empty"))
+            if unreadable is not None:
+                out.append((field, unreadable))
     return out
