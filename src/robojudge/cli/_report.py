@@ -207,6 +207,7 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
         if _is_manifest(target):  # the HTML report says it below; the summary alone says it here
             _print_invalid_rows(Path(target))
             _print_stale(url, Path(target))
+            _print_same_videos(Path(target))
         return
     name = Path(manifest).name if manifest is not None else target
     try:
@@ -243,6 +244,8 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
     note = stale_note(result.stale)
     if note:
         err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+    if manifest is not None:
+        _print_same_videos(Path(manifest))
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
@@ -314,6 +317,23 @@ def _print_invalid_rows(manifest: Path) -> None:
     except ManifestError:
         return
     print_manifest_problems(p for p in problems if p.is_error)
+
+
+def _print_same_videos(manifest: Path) -> None:
+    """The note of ``score`` on items whose video is an earlier item's file: their groups' means count
+    one clip twice (the report's tables and intervals do, as they read the stored rows)."""
+    from robojudge.suite import SameVideos, load_suite, same_videos_note
+
+    try:
+        items = load_suite(manifest, strict=False, files="optional").items
+    except ManifestError:
+        return
+    twins = SameVideos()
+    for item in items:
+        twins.see(item)
+    note = same_videos_note(twins.pairs)
+    if note is not None:
+        err_console.print(f"[yellow]note:[/] {escape(note)}", markup=True, highlight=False)
 
 
 def _print_stale(url: str, manifest: Path) -> None:

@@ -48,7 +48,7 @@ from robojudge.run import (
 )
 from robojudge.run._ray import RayUnavailableError
 from robojudge.store import StoreError
-from robojudge.suite import ManifestError, SkippedRowsWarning
+from robojudge.suite import ManifestError, SkippedRowsWarning, same_videos_note
 
 
 def score(
@@ -164,6 +164,9 @@ def score(
     print_frame_options(frames, run.frame_options_applied, run.profile_settings, run.frame_options_overridden)
     print_summary(run.summary)
     print_skipped_rows(run.manifest_problems)
+    twice = same_videos_note(run.same_videos)
+    if twice is not None:
+        console.print(f"[yellow]{escape(twice)}[/]", markup=True, highlight=False)
     print_metric_time(run.summary)
     for line in inapplicable_summary(run.summary.not_applicable):
         console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)

@@ -32,6 +32,7 @@ from robojudge.store import ResultRow, ResultStore, default_db_url
 from robojudge.suite import (
     Item,
     ManifestProblem,
+    SameVideos,
     SkippedRowsWarning,
     Suite,
     iter_suite,
@@ -58,6 +59,9 @@ class SuiteRun:
     #: Under the fast profile, the settings of its own it gave each metric, as the metric's config has
     #: them (a value of the run's ``configs`` wins): ``{"flow_warp_error": {"iterations": 1}, ...}``.
     profile_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ``(item id, earlier item id)`` for each item whose video is the very file of an earlier item's
+    #: under the same instruction (:class:`robojudge.suite.SameVideos`): scored and counted twice.
+    same_videos: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -225,6 +229,7 @@ def score_suite(
             break
         head.append(more)
     problems: list[ManifestProblem] = []
+    twins = SameVideos()
     url = db or default_db_url(Path(run_dir) if run_dir else default_run_dir(manifest))
     ex: Executor | None
     if isinstance(executor, str) or (executor is None and address is not None):
@@ -239,7 +244,7 @@ def score_suite(
                     rest=lambda: (s.items for s in iter_suite(manifest, block=block, confine=confine)))
         try:
             summary = score_blocks(
-                _items(itertools.chain(head, suites), problems),
+                _items(itertools.chain(head, suites), problems, twins),
                 requests,
                 store,
                 workers=workers or 1,
@@ -254,7 +259,7 @@ def score_suite(
             if isinstance(stop.summary, RunSummary):
                 stop.run = SuiteRun(summary=stop.summary, db_url=store.url, manifest_problems=problems,
                                     frame_options_applied=applied, profile_settings=own,
-                                    frame_options_overridden=overridden)
+                                    frame_options_overridden=overridden, same_videos=twins.pairs)
             raise
         skipped = skipped_rows_line(problems)
         if skipped is not None:  # the summary counts the items scored; these never were
@@ -262,11 +267,16 @@ def score_suite(
                           "validate`) lists them", SkippedRowsWarning, stacklevel=2)
         return SuiteRun(summary=summary, db_url=store.url, manifest_problems=problems,
                         frame_options_applied=applied, profile_settings=own,
-                        frame_options_overridden=overridden)
+                        frame_options_overridden=overridden, same_videos=twins.pairs)
 
 
-def _items(suites: Iterator[Suite], problems: list[ManifestProblem]) -> Iterator[list[Item]]:
-    """Each block's items, collecting its problems into ``problems`` as it is read."""
+def _items(suites: Iterator[Suite], problems: list[ManifestProblem],
+           twins: SameVideos | None = None) -> Iterator[list[Item]]:
+    """Each block's items, collecting its problems into ``problems`` as it is read, and its items whose
+    video is an earlier item's file into ``twins``."""
     for suite in suites:
         problems.extend(suite.problems)
+        if twins is not None:
+            for item in suite.items:
+                twins.see(item)
         yield suite.items

@@ -579,28 +579,69 @@ def _look_alike_twins(checked: list[_Checked], shown: str) -> None:
                     "spell them one way", "warning"))
 
 
+class SameVideos:
+    """Finds the items whose video is the very file of an earlier item's (a link, a hard link, two
+    spellings of one path: one ``(st_dev, st_ino)``) under the same instruction and prompt variant: such
+    an item is scored twice and counted twice in its groups' means, or stands for two generators at
+    once. One clip under several instructions (an instruction-alignment study) is a design, not a slip;
+    several items may share a reference; only ``video`` is looked at. One ``stat`` an item, so a run
+    that reads its manifest in blocks feeds each block's items as it goes.
+
+    Attributes:
+        pairs: ``(item id, id of the earlier item with the same video)`` for each such item, in order.
+    """
+
+    def __init__(self) -> None:
+        self._first: dict[tuple[int, int, str | None, str | None], str] = {}
+        self.pairs: list[tuple[str, str]] = []
+
+    def see(self, item: Item) -> str | None:
+        """The id of the earlier item whose video is ``item``'s very file (noted in :attr:`pairs`), or
+        None. A video that cannot be looked at is left to the checks that read it."""
+        if not item.video:
+            return None
+        try:
+            st = os.stat(item.video)
+        except (OSError, ValueError):
+            return None
+        seen = self._first.setdefault((st.st_dev, st.st_ino, item.instruction, item.prompt_variant),
+                                      item.item_id)
+        if seen == item.item_id:
+            return None
+        self.pairs.append((item.item_id, seen))
+        return seen
+
+
+def same_videos_note(pairs: Sequence[tuple[str, str]]) -> str | None:
+    """One sentence on the ``(item id, earlier item id)`` pairs of :class:`SameVideos` for a run's
+    summary (``robojudge score``, ``robojudge report``), or None when there are none."""
+    if not pairs:
+        return None
+    n = len(pairs)
+    shown = ", ".join(f"{item!r} repeats {first!r}" for item, first in pairs[:3])
+    more = f" and {n - 3} more" if n > 3 else ""
+    return (f"{n} item{'s have' if n != 1 else ' has'} the same video file as an earlier item under the "
+            f"same instruction ({shown}{more}): each is scored twice and counted twice in its groups' "
+            "means; `robojudge suite validate` names them")
+
+
 def _same_videos(checked: list[_Checked], shown: str) -> None:
-    """A warning on each item whose video is the very file of an earlier item's (a link, a hard link,
-    two spellings of one path) under the same instruction and prompt variant: it would be scored twice
-    and counted twice in its groups' means, or stand for two generators at once. One clip under several
-    instructions (an instruction-alignment study) is a design, not a slip; several items may share a
-    reference; only ``video`` is checked."""
-    first: dict[tuple[int, int, str | None, str | None], tuple[_Checked, str]] = {}
+    """A warning on each item of :class:`SameVideos`, naming the earlier item and its line (row)."""
+    found = SameVideos()
+    row_of: dict[str, _Checked] = {}
     for c in checked:
         it = c.item
-        if it is None or not it.video:
+        if it is None:
             continue
-        try:
-            st = os.stat(it.video)
-        except (OSError, ValueError):
-            continue  # reported with the media
-        seen = first.setdefault((st.st_dev, st.st_ino, it.instruction, it.prompt_variant), (c, it.item_id))
-        if seen[0] is c:
+        row_of.setdefault(it.item_id, c)
+        first = found.see(it)
+        if first is None:
             continue
-        where = f"line {seen[0].line}" if seen[0].line is not None else f"row {seen[0].row}"
+        at = row_of[first]
+        where = f"line {at.line}" if at.line is not None else f"row {at.row}"
         c.problems.append(ManifestProblem(
             shown, c.line, c.row, it.item_id, "video",
-            f"the same file as the video of item {seen[1]!r} ({where}): it is scored twice and counted "
+            f"the same file as the video of item {first!r} ({where}): it is scored twice and counted "
             "twice in its groups' means", "warning"))
 
 
