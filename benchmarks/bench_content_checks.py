@@ -251,7 +251,7 @@ def shift_search(path: Path, repeats: int) -> None:
                 for leg, fn in legs.items():
                     content._aligned_correlations = fn
                     start = time.perf_counter()
-                    content._facts(blocks)
+                    content._facts(frames, blocks)
                     times[leg].append(time.perf_counter() - start)
                 start = time.perf_counter()
                 search(blocks, every)

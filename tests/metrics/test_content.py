@@ -272,7 +272,11 @@ def _flat_clips() -> dict[str, np.ndarray]:
 @pytest.mark.parametrize("name", ["fade", "flash", "strobe", "speck"])
 def test_flow_checks_refuse_clips_without_texture(name):
     frames = _flat_clips()[name]
-    assert require_motion(frames) > STILL_LEVELS  # they change: not still
+    if name == "speck":
+        assert require_motion(frames) > STILL_LEVELS  # something moves: not still
+    else:  # a flat field that only brightens and darkens: still, past its brightness
+        with pytest.raises(Unmeasurable, match="is still"):
+            require_motion(frames)
     # Before, the correspondence check passed them (a flat frame's correlation is NaN, not counted).
     with pytest.raises(Unmeasurable, match="too little texture for optical flow: in 11 of the 11") as exc:
         require_correspondence(frames)

@@ -13,6 +13,9 @@ The variants, all 128x96 at 8 fps except where said:
 * ``stopped``: the clean clip's first frame repeated (textured, nothing moves); against the moving
   reference, the frame-paired metrics score ``blank`` and ``stopped`` at their worst, ``iq1_lpips``
   before its network loads (tests/metrics/test_reference_motion.py);
+* ``faded``: ``stopped`` whose exposure drifts, 12 levels brighter by the last frame (audit
+  "degenerate" F1: a change of the whole frame's brightness is no motion);
+* ``flashed``: ``stopped`` with one frame 20 levels brighter (clipped at white), a single flash;
 * ``lost``: the first frame, then frames of noise that show nothing of it (no tracker can follow);
 * ``short``: the generated video cut to its first 4 of 16 frames (reference metrics);
 * ``short_ref``: the clean video against a reference cut to 4 of 16 frames (reference metrics);
@@ -40,14 +43,14 @@ from robojudge.metrics import Provider, get_metric, is_set_metric, list_metrics
 from robojudge.metrics.robophys.catalog import is_unavailable
 from robojudge.models import MissingWeightsError
 from robojudge.suite import Item
-from robojudge.video import write_video
+from robojudge.video import sample_frames, write_video
 
 SHORT = 4
 
-VIDEO = ("one", "blank", "stopped", "lost")
+VIDEO = ("one", "blank", "stopped", "faded", "flashed", "lost")
 REFERENCE = ("one", "blank", "stopped", "lost", "short", "short_ref")
 # Model metrics: the variants a metric refuses before its network runs (see the module doc).
-STILL_REFUSED = ("one", "blank", "stopped")
+STILL_REFUSED = ("one", "blank", "stopped", "faded", "flashed")
 
 CASES: dict[str, tuple[str, ...]] = {
     # computed, from the main video only
@@ -143,11 +146,17 @@ def test_every_per_item_metric_has_a_case():
 
 def variant_frames(clean: np.ndarray) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(5)
+    stopped = np.repeat(clean[:1], T, axis=0).astype(np.float64)
+    ramp = np.arange(T)[:, None, None, None] / (T - 1)
+    flashed = stopped.copy()
+    flashed[T // 2] += 20
     return {
         "one": clean[:1],
         "two": clean[:2],
         "blank": np.full_like(clean, 128),
-        "stopped": np.repeat(clean[:1], T, axis=0),
+        "stopped": stopped.astype(np.uint8),
+        "faded": np.clip(stopped + 12.0 * ramp, 0, 255).astype(np.uint8),
+        "flashed": np.clip(flashed, 0, 255).astype(np.uint8),
         "lost": np.concatenate([clean[:1], rng.integers(0, 256, (T - 1, H, W, 3), dtype=np.uint8)]),
         "short": clean[:SHORT],
     }
@@ -234,3 +243,56 @@ def test_model_metrics_reach_their_network_on_the_clean_clip(metric, clips, weig
     with pytest.raises(MissingWeightsError, match=metric):
         get_metric(metric).compute(clips["clean"])
 
+
+
+# ---------------------------------------------------------------- audit "degenerate" F1, F4, F5
+
+
+def test_a_small_motion_under_drifting_brightness_still_moves(tmp_path):
+    # The still check matches each frame's brightness and contrast to the first's, so a frozen picture
+    # that fades is still; an 8x8 object crossing a corner of a frame that fades too is not.
+    from robojudge.metrics._content import STILL_LEVELS, is_still, require_motion
+    from robojudge.metrics._errors import Unmeasurable
+
+    frozen = np.repeat(clean_frames()[:1], T, axis=0).astype(np.float64)
+    gain = 1.0 - 0.3 * np.arange(T)[:, None, None, None] / (T - 1)  # 30% darker, 10 levels lifted
+    faded = np.clip(gain * frozen + 10 * np.arange(T)[:, None, None, None] / (T - 1), 0, 255).astype(np.uint8)
+    with pytest.raises(Unmeasurable, match="is still"):
+        require_motion(faded)
+    moving = faded.copy()
+    for t in range(T):
+        moving[t, 2:10, 2 + t:10 + t] = 255 - faded[t, 2:10, 2 + t:10 + t]  # a small object, in a corner
+    assert require_motion(moving) > STILL_LEVELS
+    # Written and read back through the codec: the same answers.
+    for name, frames, still in (("faded", faded, True), ("moving", moving, False)):
+        path = write_video(tmp_path / f"{name}.mp4", frames, fps=FPS)
+        decoded = sample_frames(path, fps=None, max_frames=None).frames
+        assert is_still(decoded) is still, name
+
+
+@pytest.mark.parametrize("size", [(2, 2), (1, 96), (8, 8), (15, 15)])
+def test_frames_under_16_px_are_refused_by_the_native_frame_metrics(tmp_path, size):
+    # Random colours that brighten once half way: mq_temporal_flickering scored it 0.992 at every size,
+    # above clean clips, where the pixel and flow pair refused frames under 16 px on a side.
+    w, h = size
+    base = np.random.default_rng(1).integers(40, 200, (h, w, 3), dtype=np.uint8)
+    frames = np.repeat(base[None], 16, axis=0)
+    frames[8:] += 30
+    item = Item(item_id="tiny", video=str(write_video(tmp_path / "tiny.mp4", frames, fps=8)))
+    for metric in ("mq_temporal_flickering", "cc_photometric", "ctg_camera_control", "rbg_stability"):
+        score = get_metric(metric).compute(item)
+        assert not score.scored, (metric, score.value)
+        assert f"frames of {w}x{h} are too small" in score.details["unscored_reason"], metric
+        assert score.details["video_size"] == f"{w}x{h}"
+
+
+def test_too_few_frames_after_sampling_names_the_sampling(tmp_path):
+    # Two frames at 10 fps last 0.2 s; sampled at 8 fps they give one. The reason said "the video gave
+    # 1 frame", which the file (2 frames) seemed to contradict.
+    item = Item(item_id="two", video=str(write_video(tmp_path / "two.mp4", clean_frames()[:2], fps=10)))
+    for metric in ("pixel_frame_consistency", "flow_warp_error", "flow_motion_magnitude_farneback"):
+        score = get_metric(metric).compute(item)
+        assert not score.scored
+        assert score.details["unscored_reason"] == (
+            "2 frames (0.2 s) sampled at 8 fps give 1 frame; the metric needs at least 2 frames"), metric
+        assert score.details["frames"] == 1 and score.details["video_frames"] == 2

@@ -80,7 +80,8 @@ def test_content_facts_match_the_separate_checks_and_are_shared():
     frames = _frozen(np.stack([np.roll(scene, t, 1) for t in range(4)]))
     facts = _content.content_facts(frames)
     blocks = _content.block_means(frames)
-    assert facts.largest_change == float(np.abs(blocks - blocks[0]).max())
+    assert facts.raw_change == float(np.abs(blocks - blocks[0]).max())
+    assert facts.largest_change == _content.change_past_brightness(frames, blocks) <= facts.raw_change
     assert _content.content_facts(frames) is facts
     assert not facts.step_correlations.flags.writeable  # shared: nobody may change it
 

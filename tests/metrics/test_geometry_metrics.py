@@ -457,11 +457,11 @@ def test_stability_pan_vs_unrelated_frames_and_what_it_cannot_measure(tmp_path):
     tiny = spec.compute(_item(tmp_path, _rgb(_panning(n=9, size=48, dx=2)), "tiny"))
     assert not tiny.scored and tiny.details["mean_features"] == 0.0
     assert "48x48 frames, fewer than min_matches (8)" in tiny.details["unscored_reason"]
-    # The same clip as a blank: flat frames whose brightness changes (it moves, so it is not still).
-    # Nothing to match and nothing that could be unstable: unscored.
+    # The same clip as a blank: flat frames whose brightness changes. Nothing to match and nothing that
+    # could be unstable: unscored, now as still (only the brightness changes; it was "blank or flat").
     blank = spec.compute(_item(tmp_path, _rgb([np.full((128, 128), 40 + 20 * t, np.uint8) for t in range(9)]),
                                "blank"))
-    assert not blank.scored and "the clip is blank or flat" in blank.details["unscored_reason"]
+    assert not blank.scored and "is still" in blank.details["unscored_reason"]
     # Frames of one pixel have no features (OpenCV's pyramid raised on them): the functional form gives
     # the worst value, as 2x2 gets; the metric leaves such clips unscored (above).
     noise = rng.integers(0, 256, (9, 1, 1), dtype=np.uint8)

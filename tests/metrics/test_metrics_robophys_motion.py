@@ -48,10 +48,15 @@ def test_flickering_by_hand():
 
 
 def test_flickering_metric_on_a_video(tmp_path):
-    frames = np.stack([np.full((8, 8, 3), v, np.uint8) for v in (50, 60, 50, 50)])
-    # MAE steps 10, 10, 0 -> mean 20/3 -> (255 - 20/3) / 255.
+    # Thirds at 0, 100 and v: only the right third changes, so it is not a change of the whole frame's
+    # brightness (solid frames are a still picture whose brightness changes, and frames under 16 px on a
+    # side are refused). MAE steps 40/3, 40/3, 0 -> mean 80/9 -> (255 - 80/9) / 255.
+    frames = np.zeros((4, 16, 24, 3), np.uint8)
+    frames[:, :, 8:16] = 100
+    for t, v in enumerate((50, 90, 50, 50)):
+        frames[t, :, 16:] = v
     assert get_metric("mq_temporal_flickering").compute(_item(tmp_path, frames)).value == pytest.approx(
-        (255 - 20 / 3) / 255)
+        (255 - 80 / 9) / 255)
 
 
 def _vbench_flickering(frames: np.ndarray) -> float:

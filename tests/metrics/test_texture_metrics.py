@@ -59,20 +59,26 @@ def test_flow_metrics_leave_clips_without_texture_unscored(tmp_path: Path, name:
     # Before, cc_photometric gave the fade, flash and strobe 0.669 (its static penalty on no flow error,
     # the value a still clip used to get) and the speck 3.3, the best of the audit's clips; mq_flow_score
     # gave the speck six times a real clip's motion (DIS filled the black frame with its motion).
+    # cc_photometric now calls the fade, flash and strobe still (a flat field that only changes its
+    # brightness), before it looks at their texture.
     item = _item(tmp_path, name, _clip(name))
     for metric in FLOW_METRICS:
         score = get_metric(metric).compute(item)
         assert math.isnan(score.value), (metric, score.value)
+        if metric == "cc_photometric" and name != "speck":
+            assert "is still" in score.details["unscored_reason"]
+            continue
         assert "too little texture for optical flow" in score.details["unscored_reason"], metric
         assert score.details["least_textured_share"] < MIN_TEXTURED
 
 
-def test_frame_difference_metrics_still_measure_a_flat_flicker(tmp_path: Path) -> None:
-    # A brightness change is measured as the change it is by the metrics that read no motion from flow.
+def test_frame_difference_metrics_leave_a_flat_strobe_unscored(tmp_path: Path) -> None:
+    # A flat field that only changes its brightness shows nothing that moves: still, as a frozen
+    # picture whose exposure drifts is (these metrics measured it as a change of 255 levels before).
     item = _item(tmp_path, "strobe", _clip("strobe"))
-    assert get_metric("pixel_frame_consistency").compute(item).value == pytest.approx(255.0, abs=1)
-    assert get_metric("mq_temporal_flickering").compute(item).value == pytest.approx(0.0, abs=0.01)
-    assert get_metric("flow_warp_error").compute(item).value > 200
+    for metric in ("pixel_frame_consistency", "mq_temporal_flickering", "flow_warp_error"):
+        score = get_metric(metric).compute(item)
+        assert math.isnan(score.value) and "is still" in score.details["unscored_reason"], metric
 
 
 def test_flow_metrics_measure_a_flat_shaded_scene(tmp_path: Path) -> None:
@@ -87,7 +93,8 @@ def test_flow_metrics_measure_a_flat_shaded_scene(tmp_path: Path) -> None:
 
 def test_moving_8x8_clip_is_not_called_still(tmp_path: Path) -> None:
     # A 2x2 square crossing an 8x8 frame: one block, whose mean does not change. The metrics that read
-    # the native frames said "the video is still ... nothing moves"; they now name the frame size.
+    # the native frames said "the video is still ... nothing moves"; they named the frame size, and now
+    # refuse frames under 16 px on a side before they look at them, as the pixel and flow pair do.
     frames = np.zeros((T, 8, 8, 3), np.uint8)
     for t in range(T):
         frames[t, 3:5, t % 7:t % 7 + 2] = 255
@@ -95,8 +102,8 @@ def test_moving_8x8_clip_is_not_called_still(tmp_path: Path) -> None:
     for metric in ("cc_photometric", "ctg_camera_control", "rbg_stability", "mq_temporal_flickering"):
         score = get_metric(metric).compute(item)
         reason = score.details["unscored_reason"]
-        assert math.isnan(score.value) and "frames of 8x8 are too small to tell whether" in reason, metric
-        assert "still" not in reason and score.details["frame_size"] == "8x8"
+        assert math.isnan(score.value) and "frames of 8x8 are too small" in reason, metric
+        assert "still" not in reason and score.details["video_size"] == "8x8"
 
 
 def test_a_frozen_blank_clip_is_measured_as_no_motion(tmp_path: Path) -> None:

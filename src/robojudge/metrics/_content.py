@@ -37,9 +37,16 @@ BLOCK = 8
 #: first (the 256x256 flow pair, the reference comparisons) would score detail the video does not have
 #: (:func:`require_side`).
 MIN_SIDE = 2 * BLOCK
-#: A clip is still when no block mean of any frame differs from the first frame's by more than this
-#: (levels of 255): three times the codec noise measured on libx264 clips of unchanged frames.
+#: A clip is still when no block mean of any frame differs by more than this (levels of 255) from the
+#: first frame's, once the brightness and contrast that best match the frame to the first are applied
+#: (:func:`still_change`): three times the codec noise measured on libx264 clips of unchanged frames.
 STILL_LEVELS = 8.0
+#: ... or than this in a frame whose tone (brightness and contrast) has changed by more than
+#: :data:`STILL_LEVELS` (:func:`still_change`): a codec encodes such a frame anew, and the block means of
+#: two encodings of one textured picture differ by up to 13 levels (libx264 at its default quality, the
+#: tests' 128x96 scene of per-pixel noise made 30% darker), while anything visible that moves changes a
+#: block by tens.
+RETONED_LEVELS = 2 * STILL_LEVELS
 #: Consecutive frames correspond when their block means correlate at least this much (Pearson), as they
 #: are or after the translation that aligns them best (:func:`step_correlations`); independent frames give
 #: about 0 (99th percentile of pairs of noise frames at 128x96: 0.16-0.31 as they are, 0.28-0.53 aligned,
@@ -74,17 +81,24 @@ def block_means(frames: np.ndarray) -> np.ndarray:
     costs about a third of one from all 354 rows, whose 8.05-row cells take the general path
     (``benchmarks/bench_content_checks.py --block-crop``).
     """
-    h, w = frames.shape[1:3]
+    return np.stack([_block_means_of(f) for f in frames]).astype(np.float32)
+
+
+def _block_means_of(frame: np.ndarray) -> np.ndarray:
+    """One ``(H, W[, C])`` frame's block means as :func:`block_means` takes them, uint8."""
+    h, w = frame.shape[:2]
     bh, bw = max(1, h // BLOCK), max(1, w // BLOCK)
     rows, cols = min(h, bh * BLOCK), min(w, bw * BLOCK)
-    return np.stack([cv2.resize(f[:rows, :cols], (bw, bh), interpolation=cv2.INTER_AREA)
-                     for f in frames]).astype(np.float32)
+    out: np.ndarray = cv2.resize(frame[:rows, :cols], (bw, bh), interpolation=cv2.INTER_AREA)
+    return out
 
 
 class ContentFacts(NamedTuple):
     """What the checks read from a clip's block means."""
 
-    largest_change: float  # largest difference of a block mean from the first frame's, levels of 255
+    largest_change: float  # largest block-mean change from the first frame past brightness, levels of 255
+    still: bool  # no frame changes past brightness beyond its limit (:func:`still_change`)
+    raw_change: float  # largest difference of a block mean from the first frame's as it is, levels of 255
     step_correlations: np.ndarray  # (T - 1,) read-only; see :func:`step_correlations`
 
 
@@ -95,11 +109,12 @@ def content_facts(frames: np.ndarray) -> ContentFacts:
     the metrics of one item share their frame arrays through the frame cache, and each used to compute
     the same block means again (``cc_photometric`` twice).
     """
-    return derived(frames, "content_facts", lambda: _facts(block_means(frames)))
+    return derived(frames, "content_facts", lambda: _facts(frames, block_means(frames)))
 
 
-def _facts(blocks: np.ndarray) -> ContentFacts:
+def _facts(frames: np.ndarray, blocks: np.ndarray) -> ContentFacts:
     change = float(np.abs(blocks - blocks[0]).max())
+    past_brightness, still = still_change(frames, blocks)
     flat = blocks.reshape(len(blocks), -1).astype(np.float64)
     centred = flat - flat.mean(axis=1, keepdims=True)
     norms = np.linalg.norm(centred, axis=1)
@@ -111,7 +126,132 @@ def _facts(blocks: np.ndarray) -> ContentFacts:
     if len(apart):
         corr[apart] = np.fmax(corr[apart], _aligned_correlations(blocks, apart))
     corr.flags.writeable = False  # shared by every caller
-    return ContentFacts(change, corr)
+    return ContentFacts(past_brightness, still, change, corr)
+
+
+def change_past_brightness(frames: np.ndarray, blocks: np.ndarray | None = None) -> float:
+    """How far a clip's frames change from its first frame past a change of the whole frame's brightness
+    and contrast, in levels of 255 (:func:`still_change`, its first half).
+
+    >>> first = np.tile(np.arange(0, 240, 5, dtype=np.uint8), (48, 1))  # 48x48, a left-to-right ramp
+    >>> fade = np.stack([first, (0.8 * first + 12).astype(np.uint8)])  # darker, flatter, lifted blacks
+    >>> change_past_brightness(fade) <= 1
+    True
+    >>> moved = np.stack([first, first])
+    >>> moved[1, :8, :8] = 200  # a bright 8x8 object appears in a corner
+    >>> round(change_past_brightness(moved), 1)
+    166.1
+    """
+    return still_change(frames, blocks)[0]
+
+
+def still_change(frames: np.ndarray, blocks: np.ndarray | None = None) -> tuple[float, bool]:
+    """How far a clip's frames change from its first frame past a change of the whole frame's brightness
+    and contrast, in levels of 255, and whether the clip is still: the largest difference of a block
+    mean (:func:`block_means`) from the first frame's once the frame's tone is matched to the first
+    frame's, and whether no frame's is above its limit.
+
+    A frame's tone is matched per channel as ``clip(a * x + b)`` of the first frame's pixels ``x``
+    (``a`` at least 0, clipped to 0-255 as an exposure change clips highlights), with ``a`` and ``b`` the
+    least-squares fit of the frame's block means to the first frame's over the blocks that are not
+    near black or white in either frame (all blocks where fewer than two are). Each frame's change is
+    the smaller of its largest block difference as it is and after the match (no frame changes more
+    than it does unmatched). A frozen picture whose exposure drifts (a fade, a flash, a white balance
+    that creeps) therefore changes by about its codec noise, while something that moves in a part of
+    the frame leaves its blocks far from any tone of the whole frame. Frames under two blocks on a
+    side are not matched (their change is as it is): a brightness fitted to one block's mean a side
+    would explain any change of it.
+
+    A frame's limit is :data:`STILL_LEVELS`, or :data:`RETONED_LEVELS` where the mean or the standard
+    deviation of its block means (of a channel) differs from the first frame's by more than
+    :data:`STILL_LEVELS`: such a frame is encoded anew, not copied from the one before, and the codec's
+    error of its own encoding adds to the first frame's.
+
+    Frames are looked at from the one that changes most as it is, and only those that change by more
+    than :data:`STILL_LEVELS` as they are are matched. The match is applied to the first frame's block
+    means, and where the frame then still changes by more than its limit, to its pixels (which a
+    brighter exposure clips one by one) before their block means are taken again. The first frame that
+    changes by more than its limit even so is the answer: the clip moves, and that frame's change is
+    returned (the largest of all frames is not looked for). A clip in which no frame does (a still one)
+    returns the largest change of its frames.
+    """
+    if blocks is None:
+        blocks = block_means(frames)
+    flat = blocks.reshape(len(blocks), -1, blocks.shape[3] if blocks.ndim == 4 else 1).astype(np.float64)
+    raw = np.abs(flat - flat[0]).reshape(len(flat), -1).max(axis=1)
+    if min(blocks.shape[1:3]) < 2:
+        # A frame of one block a side: any change of it fits some brightness.
+        return float(raw.max()), bool(raw.max() <= STILL_LEVELS)
+    largest = 0.0
+    for t in np.argsort(-raw, kind="stable"):
+        if raw[t] <= STILL_LEVELS:
+            return max(largest, float(raw[t])), True  # this and the frames left change little unmatched
+        fit = _tone_fit(flat[0], flat[t])
+        matched = np.clip(fit[0] * flat[0] + fit[1], 0, 255)
+        # A new tone: the frame's mean or spread of block means moved (a fit can also erase a speck).
+        retoned = max(float(np.abs(flat[t].mean(axis=0) - flat[0].mean(axis=0)).max()),
+                      float(np.abs(flat[t].std(axis=0) - flat[0].std(axis=0)).max())) > STILL_LEVELS
+        limit = RETONED_LEVELS if retoned else STILL_LEVELS
+        change = min(float(raw[t]), float(np.abs(flat[t] - matched).max()))
+        if change > limit:  # clipped pixels inside a block may be why: match the pixels
+            change = min(change, _matched_change(frames, blocks, int(t)))
+        if change > limit:
+            return change, False
+        largest = max(largest, change)
+    return largest, True
+
+
+def _tone_fit(first: np.ndarray, frame: np.ndarray) -> np.ndarray:
+    """``(2, C)`` gain and offset per channel that map the first frame's values ``(n, C)`` (block means or
+    pixels) to a frame's, fitted by least squares (gain at least 0; 0 where the first frame is flat).
+
+    The fit reads the values within :data:`_TONE_RANGE` in both frames (all of them where fewer than two
+    are), then again those the first fit maps within it from within it: chosen by the first frame's
+    value alone, so that values the frame clipped do not bend the line (a choice by the frame's own
+    values keeps only the noise that fell below white near it, and flattens the line)."""
+    low, high = _TONE_RANGE
+    out = np.empty((2, first.shape[1]))
+    for c in range(first.shape[1]):
+        x, y = first[:, c], frame[:, c]
+        inside = (x >= low) & (x <= high)
+        gain, offset = _line(x, y, inside & (y >= low) & (y <= high))
+        mapped = gain * x + offset
+        gain, offset = _line(x, y, inside & (mapped >= low) & (mapped <= high))
+        out[:, c] = gain, offset
+    return out
+
+
+def _line(x: np.ndarray, y: np.ndarray, use: np.ndarray) -> tuple[float, float]:
+    """Least-squares gain (at least 0) and offset from ``x`` to ``y`` over ``use`` (over all where it
+    holds fewer than two values); gain 0 where those ``x`` are flat."""
+    if use.sum() >= 2:
+        x, y = x[use], y[use]
+    xc = x - x.mean()
+    spread = float((xc * xc).sum())  # sums, not BLAS dot products: a BLAS thread pool costs more here
+    gain = max(0.0, float((xc * (y - y.mean())).sum()) / spread) if spread > 1e-6 else 0.0
+    return gain, float(y.mean()) - gain * float(x.mean())
+
+
+#: Values a tone fit reads (:func:`change_past_brightness`): nearer black or white, a pixel may be
+#: clipped (a block's mean, some of its pixels), and an exposure change moves it less than the fit
+#: would have it.
+_TONE_RANGE = (16.0, 239.0)
+
+
+def _matched_change(frames: np.ndarray, blocks: np.ndarray, t: int) -> float:
+    """Largest block-mean difference of frame ``t`` from the first frame's pixels matched to its tone:
+    per channel ``clip(a * x + b)`` (rounded to levels), ``a`` and ``b`` fitted as :func:`_tone_fit`
+    fits block means, to the pixels of every other row and column instead; block means as
+    :func:`block_means`."""
+    first, frame = frames[0], frames[t]
+    channels = first.shape[2] if first.ndim == 3 else 1
+    fit = _tone_fit(first[::2, ::2].reshape(-1, channels).astype(np.float64),
+                    frame[::2, ::2].reshape(-1, channels).astype(np.float64))
+    levels = np.arange(256, dtype=np.float64)[:, None]
+    table = np.clip(np.rint(fit[0][None, :] * levels + fit[1][None, :]), 0, 255).astype(np.uint8)
+    mapped = cv2.LUT(first, table[:, 0]) if first.ndim == 2 else cv2.LUT(first, table[None])
+    expected = _block_means_of(mapped).astype(np.float32)
+    return float(np.abs(blocks[t] - expected).max())
 
 
 def _aligned_correlations(blocks: np.ndarray, steps: np.ndarray) -> np.ndarray:
@@ -254,8 +394,15 @@ def texture_shares(frames: np.ndarray) -> np.ndarray:
 
 
 def largest_change(frames: np.ndarray) -> float:
-    """The largest difference of a block mean from the first frame's, in levels of 255."""
+    """The largest change of a block mean from the first frame's past a change of the whole frame's
+    brightness and contrast (:func:`change_past_brightness`), in levels of 255."""
     return content_facts(frames).largest_change
+
+
+def is_still(frames: np.ndarray) -> bool:
+    """Whether nothing in the clip moves: no frame changes from the first past a change of the whole
+    frame's brightness and contrast by more than codec noise (:func:`still_change`)."""
+    return content_facts(frames).still
 
 
 def step_correlations(frames: np.ndarray) -> np.ndarray:
@@ -304,26 +451,30 @@ def require_side(size: tuple[int, int], what: str = "the video", why: str = "") 
 def require_motion(frames: np.ndarray, what: str = "the video") -> float:
     """The clip's largest block change (:func:`largest_change`); raise :class:`Unmeasurable` when it is still.
 
-    A still clip (every frame the first one, up to codec noise) has no motion whose consistency,
+    A still clip (every frame the first one, up to codec noise and a change of the whole frame's
+    brightness and contrast: a frozen picture that fades or flashes) has no motion whose consistency,
     smoothness or quality could be measured, and would otherwise get the metric's best value.
 
     Frames under two blocks on a side (an 8x8 clip) cannot be called still: motion that stays inside a
     block leaves its mean unchanged. Where their block means do not change, the reason names the size.
     """
     require_frames(frames, 2, what)
-    change = largest_change(frames)
-    if change <= STILL_LEVELS and min(frames.shape[1:3]) < MIN_SIDE:
+    facts = content_facts(frames)
+    change = facts.largest_change
+    if facts.still and min(frames.shape[1:3]) < MIN_SIDE:
         h, w = frames.shape[1:3]
         raise Unmeasurable(
             f"frames of {w}x{h} are too small to tell whether {what} moves: under {MIN_SIDE} px on a side, "
             f"motion along it stays inside one {BLOCK}x{BLOCK} block and leaves the block means unchanged "
             f"(largest change {change:.1f} levels)", frames=len(frames), frame_size=f"{w}x{h}",
             largest_change=change)
-    if change <= STILL_LEVELS:
+    if facts.still:
         raise Unmeasurable(
             f"{what} is still: no {BLOCK}x{BLOCK} block of any of its {len(frames)} frames differs from the "
-            f"first frame by more than {STILL_LEVELS:g} levels (largest {change:.1f}); nothing moves, so "
-            "there is nothing to measure", frames=len(frames), largest_change=change)
+            f"first frame by more than {STILL_LEVELS:g} levels ({RETONED_LEVELS:g} in a frame whose "
+            f"brightness changed; largest {change:.1f}) once the frame's brightness and contrast are "
+            "matched to the first; nothing moves, so there is nothing to measure",
+            frames=len(frames), largest_change=change)
     return change
 
 
@@ -376,13 +527,14 @@ def require_texture(frames: np.ndarray, what: str = "the video") -> int:
     A frame has texture enough when at least :data:`MIN_TEXTURED` of its blocks show texture
     (:func:`texture_share`). Flow is measured only where the frames have texture and filled in
     elsewhere, so on a flat frame (a fade, a flash) or one that is flat but for a speck, its magnitude
-    and forward-backward agreement say what the estimator filled in, not how anything moved. A still
-    clip passes whatever its texture (a frozen blank clip): nothing in it changes, so there is no motion
-    for the estimator to fill in, and the motion metrics' 0 is what it shows (the consistency metrics
-    refuse still clips with :func:`require_motion`).
+    and forward-backward agreement say what the estimator filled in, not how anything moved. A clip
+    whose block means do not change at all (a frozen blank clip; brightness counts here, unlike in
+    :func:`require_motion`) passes whatever its texture: nothing in it changes, so there is no motion for
+    the estimator to fill in, and the motion metrics' 0 is what it shows (the consistency metrics refuse
+    still clips with :func:`require_motion`).
     """
     require_frames(frames, 2, what)
-    if largest_change(frames) <= STILL_LEVELS:
+    if content_facts(frames).raw_change <= STILL_LEVELS:
         return 0
     shares = texture_shares(frames)
     bare = shares < MIN_TEXTURED

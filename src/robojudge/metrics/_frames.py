@@ -13,7 +13,7 @@ from robojudge.metrics._content import require_frames, require_side
 from robojudge.metrics._errors import Unmeasurable
 from robojudge.metrics._registry import HASH_WHEN_SET, get_metric
 from robojudge.suite._schema import Item
-from robojudge.video import RESAMPLES, prefetch_frames, probe_video, sample_frames
+from robojudge.video import RESAMPLES, VideoInfo, prefetch_frames, probe_video, sample_frames
 
 
 class GrayPreprocess(BaseModel):
@@ -63,12 +63,13 @@ def gray_sampling(cfg: GrayPreprocess) -> dict[str, Any]:
     return {"fps": cfg.fps, "max_frames": None, "size": (cfg.width, cfg.height), "gray": True}
 
 
-def require_gray_side(item: Item, cfg: GrayPreprocess) -> None:
-    """Raise :class:`~robojudge.metrics._errors.Unmeasurable` when the item's video (its probe: no frame is
-    decoded) is too small to scale up to ``width`` x ``height``
+def require_gray_side(item: Item, cfg: GrayPreprocess) -> VideoInfo:
+    """The item's video's probe (no frame is decoded); raise :class:`~robojudge.metrics._errors.Unmeasurable`
+    when it is too small to scale up to ``width`` x ``height``
     (:func:`~robojudge.metrics._content.require_side`)."""
     own = probe_video(item.video)
     require_side((own.width, own.height), why=f" (they would be scaled up to {cfg.width}x{cfg.height})")
+    return own
 
 
 def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
@@ -76,10 +77,18 @@ def gray_sequence(item: Item, cfg: GrayPreprocess) -> np.ndarray:
 
     Raises:
         Unmeasurable: When the video's own frames are too small to scale up to ``width`` x ``height``
-            (:func:`~robojudge.metrics._content.require_side`), or it gives fewer than 2 frames.
+            (:func:`~robojudge.metrics._content.require_side`), or it gives fewer than 2 frames at
+            ``fps`` (the reason says how many the video has and how long it lasts, when the sampling
+            left fewer than it has).
     """
-    require_gray_side(item, cfg)
+    own = require_gray_side(item, cfg)
     frames = sample_frames(item.video, **gray_sampling(cfg)).frames
+    if len(frames) < 2 and own.frame_count is not None and own.frame_count >= 2:
+        lasts = f" ({own.duration:.2g} s)" if own.duration else ""
+        got = f"{len(frames)} frame{'s' if len(frames) != 1 else ''}"
+        raise Unmeasurable(f"{own.frame_count} frames{lasts} sampled at {cfg.fps:g} fps give {got}; the "
+                           "metric needs at least 2 frames", frames=len(frames), video_frames=own.frame_count,
+                           fps=cfg.fps)
     require_frames(frames, 2)
     return frames
 
@@ -182,13 +191,23 @@ def native_sampling(item: Item, cfg: NativeFrames) -> dict[str, Any]:
             "spread": "head" if cfg.max_frames is not None else "uniform", "resample": cfg.resample}
 
 
-def native_rgb(item: Item, cfg: NativeFrames) -> tuple[np.ndarray, float]:
+def native_rgb(item: Item, cfg: NativeFrames, *, least_side: bool = False) -> tuple[np.ndarray, float]:
     """The main video's frames as ``cfg`` asks (every frame at native size by default), ``(T, H, W, 3)``
     uint8 RGB, and the source frame rate.
 
+    With ``least_side``, a video whose own frames (its probe, before any resizing) are under
+    :data:`~robojudge.metrics._content.MIN_SIDE` px on a side is refused before it is decoded
+    (:func:`~robojudge.metrics._content.require_side`): the metrics that ask measure how frames change,
+    and the still check (:func:`~robojudge.metrics._content.require_motion`) cannot tell whether frames
+    that small move.
+
     Raises:
-        Unmeasurable: When the video has fewer than two frames (the item is left unscored).
+        Unmeasurable: When the video has fewer than two frames, or (``least_side``) too small frames
+            (the item is left unscored).
     """
+    if least_side:
+        own = probe_video(item.video)
+        require_side((own.width, own.height))
     sampled = sample_frames(item.video, **native_sampling(item, cfg))
     require_frames(sampled.frames, 2)
     return sampled.frames, sampled.source_fps

@@ -73,7 +73,8 @@ class FarnebackConfig(GrayPreprocess, FarnebackParams):
     inputs={Input.video},
     higher_is_better=False,
     native_range=(0.0, 255.0),
-    version="3",  # a clip under 16 px on a side is unscored (v2: scaled up to 256x256 and scored)
+    version="4",  # v4: a frozen picture that fades or flashes is still (v3: scored)
+    # v3: a clip under 16 px on a side is unscored (v2: scaled up to 256x256 and scored)
     citation=f"{ROBOJUDGE_B3} (Optical-Flow Warp Error)",
     description=(
         "Mean L1 residual between each frame and the previous frame warped by Farneback flow "

@@ -20,7 +20,8 @@ class PixelConsistencyConfig(GrayPreprocess):
     inputs={Input.video},
     higher_is_better=False,
     native_range=(0.0, 255.0),
-    version="3",  # a clip under 16 px on a side is unscored (v2: scaled up to 256x256 and scored)
+    version="4",  # v4: a frozen picture that fades or flashes is still (v3: scored)
+    # v3: a clip under 16 px on a side is unscored (v2: scaled up to 256x256 and scored)
     citation=(
         "RoboJudge: Multimodal Language Models as Judges for Embodied Video Generation, "
         "App. B.3 (Pixel Frame Consistency)"

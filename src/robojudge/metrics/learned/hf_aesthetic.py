@@ -123,7 +123,7 @@ def _frame_ratings(
     config=FrameSampling,
     note="LAION aesthetic predictor v1 linear head on CLIP ViT-L/14, rating / 10, mean over frames",
     weights=("clip_vit_l14", "laion_aesthetic_linear_l14"),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def aq_laion_ap(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D LAION-AP: mean over frames of the LAION rating divided by 10 (see module doc)."""
@@ -213,7 +213,7 @@ def _mlp_arrays(path: str, stamp: str) -> tuple[np.ndarray, float]:
     config=FrameSampling,
     note="Schuhmann's CLIP+MLP aesthetic predictor (robojudge's reading of [56]), 0-10, mean over frames",
     weights=("clip_vit_l14", "clip_mlp_aesthetic_l14"),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def aq_clip_ap(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D CLIP-AP: mean over frames of the CLIP+MLP aesthetic rating, 0-10 (see module doc)."""

@@ -126,7 +126,7 @@ def _score(value: float, per_step: np.ndarray) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
     citation=f"{ROBOJUDGE_B3} (CLIP Frame Consistency)",
     description=(
         "Mean over frames of (max(0, cos to previous frame) + max(0, cos to first frame)) / 2 on CLIP "
@@ -148,7 +148,7 @@ def clip_frame_consistency(item: Item, config: FrameSampling) -> Score:
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
     citation=f"{ROBOJUDGE_B3} (DINO Frame Consistency)",
     description=(
         "Mean over frames of (max(0, cos to previous frame) + max(0, cos to first frame)) / 2 on DINO "
@@ -177,7 +177,7 @@ def dino_frame_consistency(item: Item, config: FrameSampling) -> Score:
     config=FrameSampling,
     note="CLIP ViT-B/32, consecutive frames, as App. B.1.5 states it",
     weights=("clip_vit_b32",),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def cc_background(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D background consistency (see :func:`consecutive_consistency`)."""
@@ -198,7 +198,7 @@ def cc_background(item: Item, config: FrameSampling) -> Score:
     config=FrameSampling,
     note="whole frames instead of SAM 2 subject masks; DINOv2 ViT-B/14 and CLIP ViT-B/32",
     weights=("dinov2_vit_b14", "clip_vit_b32"),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def cc_subject(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D subject consistency without masks (see :func:`subject_consistency`)."""

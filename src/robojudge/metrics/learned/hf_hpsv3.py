@@ -72,7 +72,7 @@ def instruction_of(item: Item) -> str:
     config=HPSv3Sampling,
     note="Ma et al., HPSv3, ICCV 2025 (MizzenAI/HPSv3); frames and prompt are robojudge's choice",
     weights=(QWEN2_VL_7B_INSTRUCT.name, HPSV3.name),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def aq_hpsv3(item: Item, config: HPSv3Sampling) -> Score:
     """RoboPhys-3D HPSv3: ``mean_t mu(I_t, instruction)`` over the sampled frames (see the module doc)."""

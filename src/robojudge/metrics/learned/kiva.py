@@ -451,7 +451,8 @@ _COMMON: dict[str, Any] = {
     # 13: calibrated views of different frame counts or frame rates, or a view of another aspect ratio than
     # its calibration's size, are measured in 2D with the reason naming the view (before: frame t of each
     # triangulated together, one view's instant against another's; a cropped view's K scaled per axis).
-    "version": "13",
+    # 14: a frozen video whose brightness or contrast drifts is unscored as still (before: judged).
+    "version": "14",
 }
 
 

@@ -70,7 +70,7 @@ _MUSIQ_DESCRIPTION = (
     inputs={Input.video},
     higher_is_better=True,
     native_range=(0.0, 1.0),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
     citation=f"{ROBOJUDGE_B3} (Image Quality with MUSIQ); Ke et al., ICCV 2021",
     description=_MUSIQ_DESCRIPTION,
     config=MusiqConfig,
@@ -91,7 +91,7 @@ def musiq_spaq(item: Item, config: MusiqConfig) -> Score:
     config=MusiqConfig,
     note="same network and protocol as RoboJudge's musiq_spaq (App. B.3)",
     weights=(models.MUSIQ_SPAQ.name,),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def iq1_musiq(item: Item, config: MusiqConfig) -> Score:
     """RoboPhys-3D's MUSIQ on [0, 1]: the same computation as :func:`musiq_spaq`.
@@ -224,7 +224,7 @@ class StyleConfig(BaseModel):
     config=StyleConfig,
     note="Gram matrices after Gatys et al., CVPR 2016",
     weights=(models.VGG16_IMAGENET.name,),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def cc_style(item: Item, config: StyleConfig) -> Score:
     """Style drift ``mean_{t>=2} mean_l mean((G_l(I_t) - G_l(I_1))^2)``, ``G = F F^T / (CHW)``.
@@ -266,7 +266,7 @@ class SmoothnessConfig(BaseModel):
     config=SmoothnessConfig,
     note="VBench's formula; the paper's motion-magnitude weighting is not specified and not applied",
     weights=(models.FRAME_INTERPOLATION.name,),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def mq_motion_smoothness(item: Item, config: SmoothnessConfig) -> Score:
     """``mean_t (255 - mean|interp(I_{t-1}, I_{t+1}) - I_t|) / 255`` over odd ``t`` (VBench).

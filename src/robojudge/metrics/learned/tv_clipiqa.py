@@ -60,7 +60,7 @@ def clipiqa_scores(frames: np.ndarray, net: torch.nn.Module, *, batch_size: int 
     config=FrameSampling,
     note="Wang, Chan and Loy, AAAI 2023, as implemented by pyiqa (clipiqa, RN50)",
     weights=(CLIP_RN50_OPENAI.name,),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def aq_clip_iqa(item: Item, config: FrameSampling) -> Score:
     """RoboPhys-3D CLIP-IQA: ``mean_t CLIPIQA(I_t)`` over the sampled frames (see the module doc)."""

@@ -49,7 +49,7 @@ VICLIP_FRAMES = 8
     provider=Provider.model,
     note="VBench overall_consistency with ViCLIP (InternVid, Wang et al., ICLR 2024); prompt = instruction",
     weights=(WEIGHTS,),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def cc_semantics(item: Item, config: NoConfig) -> Score:
     """Cosine of the ViCLIP embeddings of 8 frames of the video and of the instruction (see module doc)."""

@@ -70,7 +70,8 @@ class PhotometricConfig(NativeFrames, FlowEstimator, FarnebackParams):
     ),
     config=PhotometricConfig,
     note=f"AEPE of {WORLDSCORE}, reciprocal score of {WORLDARENA}; DIS flow instead of RAFT",
-    version="5",  # a camera pan is not "tracking lost" (v4: unscored when it moved past the texture's grain)
+    version="6",  # v6: a frozen picture that fades or flashes is still; under 16 px a side unscored
+    # v5: a camera pan is not "tracking lost" (v4: unscored when it moved past the texture's grain)
 )
 def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     """Photometric Consistency (RoboPhys-3D App. B.1.5): higher means more self-consistent flow.
@@ -89,7 +90,7 @@ def cc_photometric(item: Item, config: PhotometricConfig) -> Score:
     most consecutive frames show nothing of each other: flow between unrelated frames is small and
     agrees with itself, so noise scored better than a real rollout.
     """
-    frames, fps = native_rgb(item, config)
+    frames, fps = native_rgb(item, config, least_side=True)
     gray = to_gray(frames)
     require_motion(gray)
     lost = require_correspondence(gray)
@@ -140,7 +141,7 @@ class CameraControlConfig(NativeFrames):
     ),
     config=CameraControlConfig,
     note=f"camera control of {WORLDSCORE}; KLT tracks and homographies instead of DROID-SLAM",
-    version="3",
+    version="4",  # v4: a frozen picture that fades or flashes is still; under 16 px a side unscored
 )
 def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     """Camera Control (RoboPhys-3D App. B.2.3) on a fixed-view episode: 1 means no spurious drift.
@@ -161,7 +162,7 @@ def ctg_camera_control(item: Item, config: CameraControlConfig) -> Score:
     than the diagonal (version 3): a homography fitted to a few tracks on a flat background can move the
     corners thousands of px, and such a frame counts as a lost one (``details.frames_beyond_diagonal``).
     """
-    frames, fps = native_rgb(item, config)
+    frames, fps = native_rgb(item, config, least_side=True)
     gray = to_gray(frames)
     require_motion(gray)
     # The fast profile tracks about 8 frames per second (each still directly from frame 0): the mean
@@ -218,7 +219,8 @@ class StabilityConfig(NativeFrames):
     ),
     config=StabilityConfig,
     note="OpenCV ORB/SIFT matching and RANSAC verification instead of COLMAP SfM",
-    version="6",  # a blurred clip of adequate size with too few features scores (v5: unscored)
+    version="7",  # v7: a frozen picture that fades or flashes is still; under 16 px a side unscored
+    # v6: a blurred clip of adequate size with too few features scores (v5: unscored)
 )
 def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     """Sustained Stability (RoboPhys-3D App. B.2.1): geometric drift as lost correct matches.
@@ -236,7 +238,7 @@ def rbg_stability(item: Item, config: StabilityConfig) -> Score:
     features or no verified matches scores 0, also when the whole clip has too few (frames of adequate
     size with texture, heavily blurred: ``details["too_few_features"]`` says so).
     """
-    frames, _ = native_rgb(item, config)
+    frames, _ = native_rgb(item, config, least_side=True)
     gray = to_gray(frames)
     require_motion(gray)
     res = sustained_stability(

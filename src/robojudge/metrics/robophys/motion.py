@@ -64,7 +64,7 @@ def to_gray(frames: np.ndarray, stride: int = 1) -> np.ndarray:
     ),
     config=NativeFrames,
     note=f"definition of {VBENCH}",
-    version="2",
+    version="3",  # v3: a frozen picture that fades or flashes is still; under 16 px a side unscored
 )
 def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
     """VBench's Temporal Flickering (RoboPhys-3D App. B.1.4, citing VBench).
@@ -73,9 +73,11 @@ def mq_temporal_flickering(item: Item, config: NativeFrames) -> Score:
     static-scene prompts. Manipulation rollouts are not static, so every frame pair is used and real
     motion lowers the score too; the paper itself notes that low-motion videos score high. A video in
     which nothing moves at all would score the best value, 1, for a failure to animate; it is left
-    unscored (:func:`~robojudge.metrics._content.require_motion`).
+    unscored (:func:`~robojudge.metrics._content.require_motion`), and so is a video under 16 px on a
+    side (version 3; before, 2x2 frames of random colours that brighten once scored 0.992), as the pixel
+    and flow metrics leave it.
     """
-    frames, _ = native_rgb(item, config)
+    frames, _ = native_rgb(item, config, least_side=True)
     require_motion(frames)
     mae = F.frame_differences(frames)
     value = F.flicker_score(mae)  # = F.temporal_flickering(frames), with the steps kept for details

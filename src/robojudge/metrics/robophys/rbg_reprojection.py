@@ -176,7 +176,7 @@ def reprojection_result(item: Item, config: ReprojectionConfig, metric: str) -> 
     config=ReprojectionConfig,
     note=_NOTE,
     weights=(DA3_BASE.name,),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def rbg_reprojection_geometric(item: Item, config: ReprojectionConfig) -> Score:
     """Reprojection geometric consistency in ``(0, 1]`` (see the module doc)."""
@@ -202,7 +202,7 @@ def rbg_reprojection_geometric(item: Item, config: ReprojectionConfig) -> Score:
     config=ReprojectionConfig,
     note=_NOTE,
     weights=(DA3_BASE.name,),
-    version="2",
+    version="3",  # v3: a frozen picture whose brightness drifts is still, unscored (v2: measured)
 )
 def rbg_reprojection_photometric(item: Item, config: ReprojectionConfig) -> Score:
     """Reprojection photometric consistency in dB (see the module doc)."""
