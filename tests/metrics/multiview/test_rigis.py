@@ -95,10 +95,38 @@ def test_nothing_to_measure_is_unscored_with_a_reason(views):
     assert "still" in _nan_reason(rigis(still, CAMERAS, P))
     one = {n: f[:1] for n, f in frames.items()}
     assert "still" in _nan_reason(rigis(one, CAMERAS, P))
-    # Smooth shading that brightens over time: neither blank nor still, but no keypoint to match.
+    # Smooth shading that brightens over time: still (nothing moves past the brightness change).
     ramp = np.tile(np.linspace(40, 160, 128)[None, :, None], (96, 1, 3))
-    smooth = {n: np.stack([ramp + 20 * j for j in range(N)]).astype(np.uint8) for n in frames}
+    brightening = {n: np.stack([ramp + 20 * j for j in range(N)]).astype(np.uint8) for n in frames}
+    assert "still" in _nan_reason(rigis(brightening, CAMERAS, P))
+    # A broad soft bump drifting across the shading: neither blank nor still, but no keypoint to match.
+    yy, xx = np.mgrid[:96, :128]
+    smooth = {n: np.stack([ramp + 60 * np.exp(-((xx - 30 - 20 * j) ** 2 + (yy - 48) ** 2) / 800)[..., None]
+                           for j in range(N)]).astype(np.uint8) for n in frames}
     assert "too few matches" in _nan_reason(rigis(smooth, CAMERAS, P))
+
+
+def test_a_view_of_noise_is_treated_as_unreadable_as_a_blank_one(views):
+    # Audit "degenerate" F3: views of per-frame noise were left out of S_still, so rigis_pose read the
+    # one view left and gave 1.0 (its best) to a rig with two of three views noise.
+    rng = np.random.default_rng(3)
+    noisy = {**views, "b": rng.integers(0, 256, views["b"].shape, dtype=np.uint8),
+             "c": rng.integers(0, 256, views["c"].shape, dtype=np.uint8)}
+    frames = instants(noisy, N)
+    for fn in (rigis, rigis_geo, rigis_pose):
+        reason = _nan_reason(fn(frames, CAMERAS, P, timing=noisy))
+        assert reason.startswith("view(s) ['b', 'c'] show nothing of themselves from one frame to the next")
+        assert f"b {T - 1} of {T - 1}" in reason
+    assert "show nothing" in check_rig(frames, CAMERAS, noisy)
+    assert check_rig(instants(views, N), CAMERAS, views) is None  # the clean rig is read
+
+
+def test_rigis_pose_says_which_views_it_rests_on(views):
+    frames = instants(views, N)
+    value, details = rigis_pose(frames, CAMERAS, P, timing=views)
+    assert value > 0.9 and details["views_read"] == ["a", "b", "c"] and "notice" not in details
+    _, details = rigis(frames, CAMERAS, P, timing=views)
+    assert details["views_read"] == ["a", "b", "c"]
 
 
 def test_bad_input_is_an_error(views):

@@ -105,9 +105,11 @@ def test_one_instant_is_refused_with_the_config(metric: str) -> None:
 
 
 def test_a_part_of_weight_zero_does_not_leave_s_unscored() -> None:
-    # View c is noise: no view matches it, so S_geo cannot be measured; S_pose reads the other pairs.
+    # View c shows a scene of its own, which stays put: no view matches it, so S_geo cannot be measured;
+    # S_pose reads the other pairs. (A view of noise makes the item unscored: test_rigis.py.)
     views = clean_views()
-    views["c"] = np.random.default_rng(0).integers(0, 256, views["c"].shape, dtype=np.uint8)
+    other = np.random.default_rng(0).integers(0, 256, views["c"].shape[1:], dtype=np.uint8)
+    views["c"] = np.repeat(other[None], len(views["c"]), axis=0)
     frames = instants(views, N)
     pose_only, d = rigis(frames, CAMERAS, RigisParams(max_features=300, geo_weight=0.0), timing=views)
     assert math.isnan(d["geo"]) and "unscored_reason" in d["geo_details"]

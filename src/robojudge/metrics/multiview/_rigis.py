@@ -36,6 +36,7 @@ import cv2
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from robojudge.metrics import _content
 from robojudge.metrics.multiview._blobs import blob_matches, colour_blobs
 from robojudge.metrics.multiview._features import Features, detect, match, to_gray
 from robojudge.metrics.multiview._geometry import (
@@ -56,8 +57,9 @@ from robojudge.robots import Camera
 BLANK_STD = 2.0
 """A view whose every frame has a gray standard deviation at or below this (levels of 255) is blank."""
 
-STILL_LEVELS = 8.0
-"""As :data:`robojudge.metrics._content.STILL_LEVELS`: no 8x8 block mean of any view moves more than this."""
+STILL_LEVELS = _content.STILL_LEVELS
+"""As :data:`robojudge.metrics._content.STILL_LEVELS`: no 8x8 block mean of any view moves more than this,
+past a change of the whole view's brightness and contrast (:func:`robojudge.metrics._content.is_still`)."""
 
 
 class RigisParams(BaseModel):
@@ -130,8 +132,17 @@ def _as_frames(name: str, frames: Any) -> np.ndarray:
     return arr
 
 
-def check_rig(frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera]) -> str | None:
+def check_rig(frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera],
+              timing: Mapping[str, Any] | None = None) -> str | None:
     """Why these views give RIGIS nothing to measure, or ``None`` when they can be measured.
+
+    Not measurable: fewer than two views, a view without frames, a blank view, a view that shows
+    nothing of itself from one frame to the next (more than half of its consecutive frames' block means
+    correlate below :data:`robojudge.metrics._content.MIN_CORRELATION`, as in
+    :func:`robojudge.metrics._content.require_correspondence`: noise), read on ``timing`` (every frame
+    of each view, as :func:`rigis_geo` takes it; not checked without it: instants spread over the video
+    can be far enough apart for a fast motion to change most of a view), and a rig whose every view is
+    still.
 
     Raises:
         ValueError: frames of the wrong type or shape, views of different lengths, or a view without
@@ -149,24 +160,43 @@ def check_rig(frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera]) 
         raise ValueError(f"views are not synchronised: frame counts {lengths}")
     if not min(lengths.values()):
         return "the views hold no frames"
-    blank = [n for n, a in arrays.items() if max(float(to_gray(f).std()) for f in a) <= BLANK_STD]
+    grays = {n: np.stack([to_gray(f) for f in a]) for n, a in arrays.items()}
+    blank = [n for n, g in grays.items() if max(float(f.std()) for f in g) <= BLANK_STD]
     if blank:
         return (f"view(s) {blank} are blank (no frame has a gray standard deviation above {BLANK_STD:g} "
                 "levels): nothing to match")
-    if all(_still(a) for a in arrays.values()):
-        return (f"every view is still (no {8}x{8} block moves by more than {STILL_LEVELS:g} levels): "
-                "a frozen rollout is not scored")
+    unreadable: dict[str, tuple[int, int]] = {}
+    for n in names:
+        steps = None if timing is None else _steps_lost(np.asarray(timing[n]))
+        if steps is not None:
+            unreadable[n] = steps
+    if unreadable:
+        said = ", ".join(f"{n} {lost} of {steps}" for n, (lost, steps) in unreadable.items())
+        return (f"view(s) {list(unreadable)} show nothing of themselves from one frame to the next ({said} "
+                f"consecutive frame pairs correlate below {_content.MIN_CORRELATION:g}, as they are and "
+                "after the translation that aligns them best): a view of noise is no view of the scene, "
+                "and the other views alone cannot tell whether the rig holds")
+    if all(_still(g) for g in grays.values()):
+        return (f"every view is still (no {_content.BLOCK}x{_content.BLOCK} block moves by more than "
+                f"{STILL_LEVELS:g} levels, past a change of the view's brightness and contrast): a frozen "
+                "rollout is not scored")
     return None
 
 
-def _still(frames: np.ndarray) -> bool:
+def _steps_lost(frames: np.ndarray) -> tuple[int, int] | None:
+    """How many of a view's consecutive frame pairs show nothing of each other, and of how many pairs,
+    where more than half do (the rule of :func:`robojudge.metrics._content.require_correspondence`);
+    ``None`` otherwise."""
     if len(frames) < 2:
-        return True
-    g = np.stack([to_gray(f) for f in frames])
-    h, w = g.shape[1:]
-    blocks = np.stack([cv2.resize(f, (max(1, w // 8), max(1, h // 8)), interpolation=cv2.INTER_AREA)
-                       for f in g]).astype(np.float32)
-    return float(np.abs(blocks - blocks[0]).max()) <= STILL_LEVELS
+        return None
+    corr = _content.step_correlations(frames)
+    lost = int((corr < _content.MIN_CORRELATION).sum())  # NaN (a flat frame) compares False
+    return (lost, len(corr)) if 2 * lost > len(corr) else None
+
+
+def _still(gray: np.ndarray) -> bool:
+    """Whether a view's gray frames are still (:func:`robojudge.metrics._content.is_still`)."""
+    return len(gray) < 2 or _content.is_still(gray)
 
 
 @dataclass
@@ -404,9 +434,9 @@ def _too_few(m: RigAnalysis, p: RigisParams, regions: bool) -> str | None:
 
 def _prepare(
     frames_by_view: Mapping[str, Any], cameras: Mapping[str, Camera], p: RigisParams,
-    analysis: RigAnalysis | None, regions: bool,
+    analysis: RigAnalysis | None, regions: bool, timing: Mapping[str, Any] | None = None,
 ) -> tuple[RigAnalysis | None, str | None]:
-    reason = check_rig(frames_by_view, cameras)
+    reason = check_rig(frames_by_view, cameras, timing)
     if reason is not None:
         return None, reason
     m = analysis or analyse_rig(frames_by_view, cameras, p)
@@ -472,12 +502,13 @@ def rigis_geo(
             ``K`` scaled), world-to-camera ``R``, ``t``.
         params: see :class:`RigisParams`.
         analysis: the result of :func:`analyse_rig` on the same input, to share it with :func:`rigis_pose`.
-        timing: every frame of each view, for :func:`rig_sync`; ``frames_by_view`` when not given.
+        timing: every frame of each view, for :func:`rig_sync` (``frames_by_view`` when not given) and
+            for the check that no view is noise (:func:`check_rig`; not made when not given).
         motion: every frame of each view, for :func:`rig_motion`; ``timing`` (else ``frames_by_view``)
             when not given.
     """
     p = params or RigisParams()
-    m, reason = _prepare(frames_by_view, cameras, p, analysis, regions=True)
+    m, reason = _prepare(frames_by_view, cameras, p, analysis, regions=True, timing=timing)
     if m is None:
         return math.nan, {"unscored_reason": reason}
     per_pair: dict[str, Any] = {}
@@ -548,10 +579,11 @@ def rig_stillness(m: RigAnalysis, p: RigisParams) -> tuple[float, dict[str, Any]
         scores.append(score)
         per_view[v] = {"score": score, "largest_turn_deg": max(read), "instants_read": len(read),
                        "turn_deg": got["turn_deg"]}
+    read_from = [v for v in m.views if "score" in per_view[v]]
     if not scores:
-        return math.nan, {"views": per_view, "unscored_reason": (
+        return math.nan, {"views": per_view, "views_read": read_from, "unscored_reason": (
             f"no view has {p.still_matches} matches with itself over time on a static scene at any instant")}
-    return min(scores), {"views": per_view}
+    return min(scores), {"views": per_view, "views_read": read_from}
 
 
 def _relative(
@@ -613,11 +645,13 @@ def rigis_pose(
       ``S_rel`` (flat-coloured scenes seen from far apart).
 
     ``S_pose = S_rel x S_still`` where both are measured, else the one that is; NaN with both reasons
-    when neither is. Arguments as :func:`rigis_geo` (``timing`` and ``motion`` are not read: they are
-    accepted so that the three functions take the same arguments).
+    when neither is. Arguments as :func:`rigis_geo` (``timing`` is read only by :func:`check_rig`, and
+    ``motion`` not at all: it is accepted so that the three functions take the same arguments).
+    ``details["views_read"]`` names the views the value rests on (those of the pairs ``S_rel`` was read
+    on and those ``S_still`` was read in), and ``details["notice"]`` says so when they are not all.
     """
     p = params or RigisParams()
-    reason = check_rig(frames_by_view, cameras)
+    reason = check_rig(frames_by_view, cameras, timing)
     if reason is not None:
         return math.nan, {"unscored_reason": reason}
     m = analysis or analyse_rig(frames_by_view, cameras, p)
@@ -634,6 +668,17 @@ def rigis_pose(
     if not parts:
         return math.nan, {"unscored_reason": (f"{rel_d['unscored_reason']}; and the cameras' stillness: "
                                               f"{still_d['unscored_reason']}"), **details}
+    # The views the value rests on: those of the pairs S_rel was read on, and those S_still was read in.
+    read = set(still_d.get("views_read", [])) if not math.isnan(still) else set()
+    if not math.isnan(rel):
+        for pr in m.pairs:
+            if "score" in rel_d["pairs"].get(pr.key, {}):
+                read.update((pr.a, pr.b))
+    details["views_read"] = [v for v in m.views if v in read]
+    if len(read) < len(m.views):
+        details["notice"] = (f"S_pose rests on {len(read)} of the rig's {len(m.views)} views "
+                             "(details.views_read): the others gave no relative pose and no stillness "
+                             "reading")
     return float(np.prod(parts)), details
 
 
@@ -665,13 +710,14 @@ def rigis(
     (``geo_weight`` 0 or 1) does not count, so ``S`` is then the other part alone.
     """
     p = params or RigisParams()
-    reason = check_rig(frames_by_view, cameras)
+    reason = check_rig(frames_by_view, cameras, timing)
     if reason is not None:
         return math.nan, {"unscored_reason": reason}
     m = analysis or analyse_rig(frames_by_view, cameras, p)
     geo, geo_d = rigis_geo(frames_by_view, cameras, p, analysis=m, timing=timing, motion=motion)
-    pose, pose_d = rigis_pose(frames_by_view, cameras, p, analysis=m)
+    pose, pose_d = rigis_pose(frames_by_view, cameras, p, analysis=m, timing=timing)
     details: dict[str, Any] = {"geo": geo, "pose": pose, "geo_details": geo_d, "pose_details": pose_d}
+    details.update({k: pose_d[k] for k in ("views_read", "notice") if k in pose_d})
     parts = (("S_geo", p.geo_weight, geo, geo_d), ("S_pose", 1 - p.geo_weight, pose, pose_d))
     for part, weight, _, d in parts:
         if weight > 0 and "unscored_reason" in d:

@@ -55,14 +55,15 @@ class RigisConfig(RigisParams):
 
 
 def _analysis(
-    frames: dict[str, np.ndarray], cameras: dict[str, Camera], params: RigisParams
+    frames: dict[str, np.ndarray], cameras: dict[str, Camera], params: RigisParams,
+    timing: dict[str, np.ndarray] | None = None,
 ) -> RigAnalysis | None:
     """The rig's matches and poses, computed once for the three metrics of an item inside the runner.
 
     Remembered with the first view's frame array (it and the other views' arrays live and die together in
     the frame cache); ``None`` when the views give nothing to measure.
     """
-    if check_rig(frames, cameras) is not None:
+    if check_rig(frames, cameras, timing) is not None:
         return None
     arrays = list(frames.values())
     key = ("rigis_analysis", tuple(id(a) for a in arrays[1:]), params.model_dump_json(),
@@ -78,8 +79,8 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     timing = timing_frames(item)
     # Only S_geo reads the moving parts; rigis_pose skips the second decode.
     motion = timing_frames(item, MOTION_SIDE) if fn is not rigis_pose and params.move else None
-    value, details = fn(frames, cameras, params, analysis=_analysis(frames, cameras, params), timing=timing,
-                        motion=motion)
+    value, details = fn(frames, cameras, params, analysis=_analysis(frames, cameras, params, timing),
+                        timing=timing, motion=motion)
     details = {"views": list(frames), **details}
     if "unscored_reason" in details:
         return Score.unscored(details.pop("unscored_reason"), **details)
@@ -99,7 +100,9 @@ def _run(item: Item, config: RigisConfig, fn: Callable[..., tuple[float, dict[st
     # cannot be measured no longer leaves S unscored.
     # 6: a view of another aspect ratio than its calibration's size is an error row (before: K scaled per
     # axis to it, so a cropped view read as a rig out of calibration).
-    version="6",
+    # 7: a view of noise (its consecutive frames do not correspond) leaves the item unscored, and a rig
+    # whose views only change brightness is still (before: scored); details.views_read.
+    version="7",
     citation=_CITATION,
     description=(
         "Multi-view consistency of a calibrated rig, 0-1: the mean of rigis_geo (matches obey the "
@@ -125,7 +128,9 @@ def rigis_metric(item: Item, config: RigisConfig) -> Score:
     # 4: views at different frame rates are an error row.
     # 5: a view of another aspect ratio than its calibration's size is an error row (K no longer scaled
     # per axis to a cropped view).
-    version="5",
+    # 6: a view of noise (its consecutive frames do not correspond) leaves the item unscored, and a rig
+    # whose views only change brightness is still (before: scored); details.views_read.
+    version="6",
     citation=_CITATION,
     description=(
         "Share of cross-view SIFT matches within tau of the calibrated epipolar geometry (Sampson "
@@ -150,7 +155,9 @@ def rigis_geo_metric(item: Item, config: RigisConfig) -> Score:
     # 4: views at different frame rates are an error row.
     # 5: a view of another aspect ratio than its calibration's size is an error row (K no longer scaled
     # per axis to a cropped view).
-    version="5",
+    # 6: a view of noise (its consecutive frames do not correspond) leaves the item unscored, and a rig
+    # whose views only change brightness is still (before: scored); details.views_read.
+    version="6",
     citation=_CITATION,
     description=(
         "Whether the rig's cameras stay as calibrated, 0-1: relative poses of view pairs estimated from "
