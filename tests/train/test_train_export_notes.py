@@ -89,3 +89,14 @@ def test_export_takes_the_judge_s_size_and_grid_view(labelled_suite: Path, tmp_p
     assert "longer side 24 px, grid view whole" in (tmp_path / "d" / "README.md").read_text()
     bad = _invoke("export", "--labels", labelled_suite, "--out", tmp_path / "b", "--grid-view", "side")
     assert bad.exit_code == 2 and "grid_view must be one of main, whole" in bad.output
+
+
+def test_notes_go_to_stderr_and_the_summary_to_stdout(labelled_suite: Path, tmp_path: Path) -> None:
+    # (audit cli2 F7) the notes were printed on stdout: `train export ... > log` hid the one that says the
+    # asked-for split is empty; the other commands print notes, warnings and hints on stderr
+    res = _invoke("export", "--labels", labelled_suite, "--out", tmp_path / "d", "--val", 0.1, "--test", 0.1)
+    assert res.exit_code == 0, res.output
+    assert "exported " in res.stdout and "note:" not in res.stdout, res.stdout
+    assert "note: the test split is empty" in " ".join(res.stderr.split()), res.stderr
+    res = _invoke("export", "--labels", labelled_suite, "--out", tmp_path / "e", "--val", 0.6, "--test", 0.4)
+    assert "no train split" in res.stderr and "no train split" not in res.stdout, res.output

@@ -69,13 +69,14 @@ def export_cmd(
     if any(summary.skipped.values()):
         shown = [f"{r} {n} ({first_names(summary.left_out.get(r, []), 3)})"
                  for r, n in summary.skipped.items() if n]
-        console.print("left out (no score for that rubric): " + "; ".join(shown), highlight=False,
-                      markup=False)
+        err_console.print("left out (no score for that rubric): " + "; ".join(shown), highlight=False,
+                          markup=False)
+    # notes go to stderr as every other command's do, so `... > log` still shows an empty split
     for note in summary.notes:
-        console.print(f"note: {note}", highlight=False, markup=False)
+        err_console.print(f"note: {note}", highlight=False, markup=False)
     if not summary.records.get("train"):
-        console.print(f"[yellow]no train split:[/] --val {val:g} and --test {test:g} took every clip; "
-                      "`robojudge train sft|grpo` need train.jsonl", markup=True, highlight=False)
+        err_console.print(f"[yellow]no train split:[/] --val {val:g} and --test {test:g} took every clip; "
+                          "`robojudge train sft|grpo` need train.jsonl", markup=True, highlight=False)
 
 
 def _run(stage: str, data: Path, run: Callable[[], TrainResult]) -> None:
