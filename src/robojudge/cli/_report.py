@@ -105,8 +105,9 @@ def report(
     suite: Path | None = typer.Option(
         None, "--suite", help="Suite manifest of the results, for labels and generators \\[default: "
         "suite/suite.jsonl or suite.jsonl in the run folder, else the last manifest scored into the store]."),
-    out: Path | None = typer.Option(None, "--out", "-o",
-                                    help="Report folder \\[default: next to the store]."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Report folder \\[default: RUN/report for a run folder, "
+        "runs/<manifest>/report for a manifest, ./report (in the current folder) for a store file or URL]."),
     by: str = typer.Option("generator", "--by", help=f"Summary groups: {', '.join(GROUP_FIELDS)}, or "
                            "meta.KEY (a value of the items' meta, e.g. meta.rollout_depth)."),
     html: bool = typer.Option(True, "--html/--no-html", help="Write index.html and the tables too."),
