@@ -8,15 +8,18 @@ no note, where ``leaderboard judges`` keeps configurations apart and leaves stal
 from __future__ import annotations
 
 import json
+import logging
 import shlex
 import shutil
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from robojudge.cli import build_app
 from robojudge.report import judge_series
+from robojudge.run import draft_from_store, judge_texts
 from robojudge.store import ResultStore
 from robojudge.video import write_video
 
@@ -105,6 +108,39 @@ def test_draft_leaves_out_rows_whose_video_changed_since(tmp_path: Path) -> None
     # --suite alone finds the store as `robojudge score` does (runs/<name>): none here
     alone = _run("draft", "-j", "mk", "--suite", str(full), "-o", str(out))
     assert alone.exit_code == 2 and "no result store at runs/suite/results.sqlite" in alone.output
+
+
+def test_the_python_draft_and_texts_leave_out_the_rows_the_cli_leaves_out(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # (audit cli2 F1) draft_from_store and judge_texts, the documented Python of `judge draft` / `judge
+    # texts`, drafted and exported from the rows of a video replaced after it was judged
+    full, _ = _suite(tmp_path)
+    run = tmp_path / "run"
+    done = _run(str(full), "--judges", str(_judges(tmp_path, "A", 2)), "-j", "mk", "--run-dir", str(run),
+                "--rubric", "pa,ia,caption", "--no-progress")
+    assert done.exit_code == 0, done.output
+    shutil.copy(tmp_path / "v3.mp4", tmp_path / "v0.mp4")
+    out = tmp_path / "drafts.jsonl"
+    assert _run("draft", "-j", "mk", "--db", str(run), "-o", str(out)).exit_code == 0
+    with ResultStore(str(run / "results.sqlite"), read_only=True) as store:
+        for given in ({}, {"suite": full}):  # the manifest noted in the store, or given
+            caplog.clear()
+            with caplog.at_level(logging.WARNING, logger="robojudge.run"):
+                drafts = draft_from_store(store, ["mk"], **given)
+                texts = judge_texts(store, "judge:mk:caption", **given)
+            assert sorted(drafts) == sorted(_drafted(out)) == ["i1", "i2", "i3"]
+            assert sorted(texts) == ["i1", "i2", "i3"]
+            said = [r.getMessage() for r in caplog.records]
+            assert "2 stored result(s) of 1 item(s) left out: their inputs" in said[0], said
+            assert "1 stored result(s) of 1 item(s) left out" in said[1], said
+        # a manifest that does not hold the replaced item: nothing is stale, nothing said
+        others = tmp_path / "others.jsonl"
+        others.write_text("".join(full.read_text(encoding="utf-8").splitlines(keepends=True)[1:]),
+                          encoding="utf-8")
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="robojudge.run"):
+            assert sorted(draft_from_store(store, ["mk"], suite=others)) == ["i0", "i1", "i2", "i3"]
+        assert not caplog.records
 
 
 def test_draft_and_texts_do_not_replace_a_file_they_did_not_write(tmp_path: Path) -> None:

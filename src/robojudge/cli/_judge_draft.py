@@ -62,31 +62,21 @@ def _judge_rows(store: ResultStore, wanted: Sequence[str], rubrics: Sequence[str
     return [row for m in metrics for row in store.rows(metric=m)]
 
 
-def _without_stale(rows: list[ResultRow], url: str, suite: Path | None) -> list[ResultRow]:
-    """``rows`` less those whose inputs changed since they were judged, said on stderr, when a manifest is
-    known: ``suite``, else the manifests noted in the store (none known: every row)."""
-    from robojudge.report import noted_manifests, stale_note
-    from robojudge.run import stale_rows
-    from robojudge.suite import Item, ManifestError, load_suite
+def _without_stale(store: ResultStore, rows: list[ResultRow], suite: Path | None) -> list[ResultRow]:
+    """``rows`` less those whose inputs changed since they were judged, said on stderr
+    (:func:`robojudge.run.without_stale_rows`, which the Python functions share)."""
+    from robojudge.report import stale_note
+    from robojudge.run import without_stale_rows
+    from robojudge.suite import ManifestError
 
-    manifests = [suite] if suite is not None else noted_manifests(url)
-    items: list[Item] = []
-    seen: set[str] = set()
-    for manifest in manifests:
-        try:
-            found = load_suite(manifest, strict=False, files="optional").items
-        except (ManifestError, OSError, ValueError) as exc:
-            if suite is not None:
-                raise fail(str(exc)) from None
-            continue
-        items += [it for it in found if it.item_id not in seen]
-        seen.update(it.item_id for it in found)
-    stale = stale_rows(rows, items) if items else []
+    try:
+        kept, stale = without_stale_rows(store, rows, suite)
+    except (ManifestError, OSError) as exc:
+        raise fail(str(exc)) from None
     note = stale_note(stale)
     if note:
         err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
-    gone = {id(r) for r in stale}
-    return [r for r in rows if id(r) not in gone]
+    return kept
 
 
 def _refuse_other_file(out: Path, ours: Callable[[dict[str, object]], bool], what: str, force: bool,
@@ -143,9 +133,8 @@ def draft(
     url = _store_of(db, suite)
     try:
         with ResultStore(url, read_only=True) as store:
-            rows = _judge_rows(store, names, rubrics)
+            rows = _without_stale(store, _judge_rows(store, names, rubrics), suite)
             shown = store.url
-        rows = _without_stale(rows, url, suite)
         notes: list[str] = []
         chosen = {name: pick_judge_rows(rows, name, rubrics, notes)[1] for name in names}
         drafts = draft_from_rows(chosen, rubrics, min_judges=min_judges, where=shown)
@@ -186,9 +175,8 @@ def texts(
     url = _store_of(db, suite)
     try:
         with ResultStore(url, read_only=True) as store:
-            rows = _judge_rows(store, [judge], [rubric])
+            rows = _without_stale(store, _judge_rows(store, [judge], [rubric]), suite)
             shown = store.url  # (--db as typed may hold a password)
-        rows = _without_stale(rows, url, suite)
         name, picked = pick_judge_rows(rows, judge, [rubric])
     except (StoreError, ValueError) as exc:
         raise fail(str(exc)) from None

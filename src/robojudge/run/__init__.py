@@ -37,6 +37,7 @@ from robojudge.run._judge import (
     plan_judgments,
     texts_from_rows,
     with_model_files,
+    without_stale_rows,
     write_drafts,
     write_judge_texts,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "texts_from_rows",
     "plan_judgments",
     "with_model_files",
+    "without_stale_rows",
     "write_drafts",
     "write_judge_texts",
     "Executor",

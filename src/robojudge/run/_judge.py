@@ -50,9 +50,10 @@ from robojudge.run._judge_rows import (
 from robojudge.run._moved import take_over_moved_judges
 from robojudge.run._plan import Pending, plan_pending
 from robojudge.run._score import RunInterrupted, RunStoppedError
+from robojudge.run._status import stale_rows
 from robojudge.run._where import claim_store, default_run_dir, raise_if_no_items
 from robojudge.store import ResultRow, ResultStore, StoreError, default_db_url
-from robojudge.suite import Item, ManifestProblem, load_suite
+from robojudge.suite import Item, ManifestError, ManifestProblem, load_suite
 from robojudge.video import DecoderPool, shared_decoder
 
 _log = logging.getLogger(__name__)
@@ -546,12 +547,18 @@ def judge_suite(
         return JudgeSuiteRun(summary=summary, db_url=store.url, manifest_problems=list(suite.problems))
 
 
-def judge_texts(store: ResultStore, metric: str) -> dict[str, str]:
+def judge_texts(store: ResultStore, metric: str, *, suite: str | Path | None = None) -> dict[str, str]:
     """The texts a text rubric (``caption``, ``key_steps``) stored, by item id.
+
+    As ``robojudge judge texts``, rows whose inputs changed since they were judged (a video replaced
+    after it was captioned) are left out, with a warning on the ``robojudge.run`` logger: see
+    :func:`without_stale_rows`.
 
     Args:
         store: The result store the judge wrote to.
         metric: The stored id, for example ``judge:qwen:caption`` (see :func:`judge_metric_id`).
+        suite: The manifest the judged items come from, to find those rows by; by default the manifests
+            noted in the store.
 
     Returns:
         ``{item_id: text}`` for every judged row that holds a text (unscored and error rows are left
@@ -560,10 +567,51 @@ def judge_texts(store: ResultStore, metric: str) -> dict[str, str]:
     Raises:
         ValueError: The metric is stored under several configurations (``robojudge judge texts`` lists
             them and takes one; or pass one configuration's rows to :func:`texts_from_rows`).
+        ManifestError: ``suite`` cannot be loaded.
     """
-    rows = store.rows(metric=metric)
+    rows, stale = without_stale_rows(store, store.rows(metric=metric), suite)
+    _warn_stale(stale)
     refuse_mixed_configurations(rows, metric)
     return texts_from_rows(rows)
+
+
+def without_stale_rows(store: ResultStore, rows: Sequence[ResultRow], suite: str | Path | None = None
+                       ) -> tuple[list[ResultRow], list[ResultRow]]:
+    """``rows`` of ``store`` split into those kept and those left out as stale: their inputs (video,
+    reference, instruction...) changed since they were judged (:func:`stale_rows`), so their scores and
+    texts describe files that are no longer there.
+
+    The items are those of ``suite``, else of every manifest noted in the store that still exists (one of
+    them that no longer loads is passed over); with none, no row is stale. ``robojudge judge draft`` and
+    ``judge texts`` leave the same rows out, as :func:`draft_from_store` and :func:`judge_texts` do; those
+    two say so with a warning on this module's logger.
+
+    Raises:
+        ManifestError: ``suite`` cannot be loaded (``OSError``: it cannot be read).
+    """
+    manifests = [Path(suite)] if suite is not None else [p for p, _ in store.manifests() if p.is_file()]
+    items: list[Item] = []
+    seen: set[str] = set()
+    for manifest in manifests:
+        try:
+            found = load_suite(manifest, strict=False, files="optional").items
+        except (ManifestError, OSError, ValueError):
+            if suite is not None:
+                raise
+            continue
+        items += [it for it in found if it.item_id not in seen]
+        seen.update(it.item_id for it in found)
+    stale = stale_rows(rows, items) if items else []
+    gone = {id(r) for r in stale}
+    return [r for r in rows if id(r) not in gone], stale
+
+
+def _warn_stale(stale: Sequence[ResultRow]) -> None:
+    """Say on the logger how many rows :func:`without_stale_rows` left out (as the CLI's note does)."""
+    if stale:
+        _log.warning("%d stored result(s) of %d item(s) left out: their inputs (video, reference, "
+                     "instruction...) changed since they were judged; judge them again to use them",
+                     len(stale), len({r.item_id for r in stale}))
 
 
 def texts_from_rows(rows: Iterable[ResultRow]) -> dict[str, str]:
@@ -631,25 +679,32 @@ def draft_from_store(
     rubrics: Sequence[str] = ("pa", "ia"),
     *,
     min_judges: int = 1,
+    suite: str | Path | None = None,
 ) -> dict[str, dict[str, DraftScore]]:
     """Draft labels from several judges' stored rows (RoboJudge App. A.2): ``{item: {rubric: draft}}``.
 
-    As :func:`draft_from_rows`, with each judge's rows of ``rubrics`` read from ``store``. A judge whose
+    As :func:`draft_from_rows`, with each judge's rows of ``rubrics`` read from ``store``. As
+    ``robojudge judge draft``, rows whose inputs changed since they were judged (a video replaced after
+    it was judged) are left out, with a warning on the ``robojudge.run`` logger: they are checked against
+    ``suite``, by default the manifests noted in the store (:func:`without_stale_rows`). A judge whose
     rows of a rubric are stored under several configurations is refused (the newest row per item would
     mix them); ``robojudge judge draft`` lists their labels and takes one.
 
     Raises:
         ValueError: Fewer than one judge, a judge with no rows for any of ``rubrics``, or one stored under
             several configurations.
+        ManifestError: ``suite`` cannot be loaded.
     """
-    chosen: dict[str, list[ResultRow]] = {}
-    for judge in judges:
-        chosen[judge] = []
-        for rubric in rubrics:
-            metric = judge_metric_id(judge, rubric)
-            rows = store.rows(metric=metric)
-            refuse_mixed_configurations(rows, metric)
-            chosen[judge] += rows
+    read = {(judge, rubric): store.rows(metric=judge_metric_id(judge, rubric))
+            for judge in judges for rubric in rubrics}
+    _, stale = without_stale_rows(store, [r for rows in read.values() for r in rows], suite)
+    _warn_stale(stale)
+    gone = {id(r) for r in stale}
+    chosen: dict[str, list[ResultRow]] = {judge: [] for judge in judges}
+    for (judge, rubric), rows in read.items():
+        rows = [r for r in rows if id(r) not in gone]
+        refuse_mixed_configurations(rows, judge_metric_id(judge, rubric))
+        chosen[judge] += rows
     return draft_from_rows(chosen, rubrics, min_judges=min_judges, where=store.url)
 
 
