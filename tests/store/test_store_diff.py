@@ -93,6 +93,38 @@ def test_results_diff_compares_two_stores_and_two_versions_in_one(tmp_path: Path
     assert res.exit_code == 2 and "two versions" in res.output
 
 
+def test_a_metric_or_version_no_row_has_is_refused_not_compared_as_nothing(tmp_path: Path) -> None:
+    # (audit cli2 F2) `--metric iq1_psnrr` exited 0 with "no stored rows to compare" (with --json, an
+    # empty series list a check script read as "nothing changed"); `--versions v4,v44` flagged every
+    # series "only in A". results export, select and meta refuse such a typo with exit 2.
+    v3 = [_row(f"i{k}", float(k), metric="iq1_psnr") for k in range(3)]
+    a = _store(tmp_path / "a.sqlite", v3)
+    b = _store(tmp_path / "b.sqlite", [*v3, *(_row(f"i{k}", 1.0, metric="iq1_psnr", version="4")
+                                             for k in range(3))])
+    runner = CliRunner()
+    for extra in ([], ["--json"]):
+        res = runner.invoke(app, ["results", "diff", a, b, "--metric", "iq1_psnrr", *extra],
+                            env={"COLUMNS": "200"})
+        assert res.exit_code == 2, res.output
+        said = " ".join(res.stderr.split())
+        assert ("--metric 'iq1_psnrr': no rows of that metric in either store (did you mean iq1_psnr?); "
+                "A holds iq1_psnr; B holds iq1_psnr") in said, said
+        assert res.stdout == ""
+    res = runner.invoke(app, ["results", "diff", b, "--versions", "v4,v44", "--metric", "iq1_psnr"])
+    assert res.exit_code == 2, res.output
+    assert ("--versions v4,v44: no current row of metric iq1_psnr in the store is of version v44 (its "
+            "versions: 3, 4)") in " ".join(res.stderr.split())
+    res = runner.invoke(app, ["results", "diff", a, b, "--versions", "v4,v4"])
+    assert res.exit_code == 2 and "in store A is of version v4 (its versions: 3)" in res.stderr, res.output
+    assert "store B" not in res.stderr
+    with pytest.raises(ValueError, match=r"in the store \(did you mean iq1_psnr\?\); its metrics: iq1_psnr"):
+        diff_stores(b, versions=("3", "4"), metric="iq1_psnrr")
+    # a metric held on one side only is still compared (its series "only in A")
+    assert diff_results([_row("i1", 1.0, metric="x")], [_row("i1", 1.0)], metric="x").series[0].only_a == 1
+    # a version held is still found with or without its v
+    assert diff_stores(b, versions=("v3", "v4"), metric="iq1_psnr").series[0].n_shared == 3
+
+
 @pytest.mark.postgres
 def test_results_diff_never_prints_a_store_s_password(postgres_db_url: str) -> None:
     # The table's title and --json named the URL as typed, password and all (review rev13 F1); every other

@@ -18,6 +18,7 @@ nothing is paired and the diff names the settings that differ.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -180,12 +181,19 @@ def diff_results(rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], *,
 
     Returns:
         A :class:`ResultsDiff`; ``mean_delta`` is ``b - a``.
+
+    Raises:
+        ValueError: ``metric`` has no current row on either side (a typo would compare nothing and
+            read as "no change"), or a version of ``versions`` has none on its side.
     """
     a_rows, b_rows = _current(rows_a, metric), _current(rows_b, metric)
+    if metric is not None and not a_rows and not b_rows:
+        raise ValueError(_unknown_metric(metric, rows_a, rows_b))
     out = ResultsDiff(versions=versions)
     sa, sb = _by_series(a_rows), _by_series(b_rows)
     if versions is not None:
         va, vb = _as_stored(a_rows, versions[0]), _as_stored(b_rows, versions[1])
+        _refuse_unheld_versions(versions, (va, vb), a_rows, b_rows, metric, one=rows_a is rows_b)
         out.versions = (va, vb)
         lone_a = [k for k in sorted(sa) if va in sa[k] and vb not in sb.get(k, {})]
         lone_b = [k for k in sorted(sb) if vb in sb[k] and va not in sa.get(k, {})]
@@ -227,6 +235,37 @@ def diff_results(rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow], *,
     out.items_only_a = sorted(items_a - items_b)
     out.items_only_b = sorted(items_b - items_a)
     return out
+
+
+def _unknown_metric(metric: str, rows_a: Sequence[ResultRow], rows_b: Sequence[ResultRow]) -> str:
+    """The refusal of a ``metric`` no current row of either side has, with the closest stored id."""
+    held_a = sorted({r.metric for r in _current(rows_a, None)})
+    held_b = sorted({r.metric for r in _current(rows_b, None)})
+    stored = sorted(set(held_a) | set(held_b))
+    if not stored:
+        return f"--metric {metric!r}: the stores hold no current rows"
+    close = difflib.get_close_matches(metric, stored, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    if rows_a is rows_b:
+        return (f"--metric {metric!r}: no rows of that metric in the store{hint}; its metrics: "
+                f"{', '.join(stored)}")
+    return (f"--metric {metric!r}: no rows of that metric in either store{hint}; A holds "
+            f"{', '.join(held_a) or 'none'}; B holds {', '.join(held_b) or 'none'}")
+
+
+def _refuse_unheld_versions(given: tuple[str, str], stored: tuple[str, str], a_rows: Sequence[ResultRow],
+                            b_rows: Sequence[ResultRow], metric: str | None, *, one: bool) -> None:
+    """Refuse ``versions`` of which one has no current row on its side: every series would read as held
+    on the other side only, as if the version had been dropped."""
+    of = f" of metric {metric}" if metric is not None else ""
+    missing: list[str] = []
+    for side, want, shown, rows in (("A", stored[0], given[0], a_rows), ("B", stored[1], given[1], b_rows)):
+        if not any(r.version == want for r in rows):
+            held = ", ".join(sorted({r.version for r in rows}, key=lambda v: (len(v), v))) or "none"
+            missing.append(f"no current row{of} in {'the store' if one else 'store ' + side} is of version "
+                           f"{shown} (its versions: {held})")
+    if missing:
+        raise ValueError(f"--versions {given[0]},{given[1]}: " + "; ".join(dict.fromkeys(missing)))
 
 
 def _config_of(rows: dict[str, ResultRow] | None) -> dict[str, Any] | None:
