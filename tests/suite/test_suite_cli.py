@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
-from robojudge.cli._suite import app
+from robojudge.cli._suite import app, media_progress
 from robojudge.suite import CONFINE_ENV
 from robojudge.video import write_video
 
@@ -60,3 +63,39 @@ def test_confine_refuses_the_item_outside(tmp_path: Path, monkeypatch) -> None:
     assert runner.invoke(app, ["validate", str(manifest), "--no-media"]).exit_code == 1
     missing = runner.invoke(app, ["validate", str(manifest), "--confine", str(tmp_path / "nope")])
     assert missing.exit_code == 2 and "does not exist" in missing.stderr
+
+
+def test_media_checks_print_a_plain_line_every_progress_every_seconds(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with media_progress(True, "decoding", every=0.05) as on_video:
+        assert on_video is not None
+        time.sleep(0.2)
+        on_video(3, 12)
+        time.sleep(0.2)
+    err = capsys.readouterr().err
+    assert "decoding videos: none checked yet, 0 s elapsed" in err, err
+    assert "decoding videos: 3/12 (25%), 0 s elapsed" in err, err
+    with media_progress(False, "decoding", every=0.05) as off:
+        assert off is None
+
+
+def test_validate_prints_plain_progress_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    # (audit cli2 F4) the media checks drew a transient bar straight to stderr: in a log or CI that is
+    # nothing at all for minutes (one blank line at the end), where score and judge print a line every
+    # --progress-every seconds
+    root = tmp_path / "many"
+    root.mkdir()
+    frames = np.random.default_rng(1).integers(0, 256, (48, 64, 96, 3), dtype=np.uint8)
+    rows = []
+    for k in range(16):
+        write_video(root / f"v{k}.mp4", frames, fps=8)
+        rows.append({"item_id": f"i{k}", "video": f"v{k}.mp4"})
+    manifest = root / "suite.jsonl"
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = runner.invoke(app, ["validate", str(manifest), "--deep", "--progress-every", "0.1"])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"decoding videos: (none checked yet|\d+/16 \(\d+%\)), \d+ s elapsed", result.stderr), \
+        result.stderr
+    assert "━" not in result.stderr and result.stdout.startswith("ok")
+    quiet = runner.invoke(app, ["validate", str(manifest), "--no-progress", "--progress-every", "0.1"])
+    assert quiet.exit_code == 0 and "videos:" not in quiet.stderr, quiet.output

@@ -15,7 +15,16 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from robojudge._files import NAME_MAX
-from robojudge.cli._common import CACHE_DIR_HELP, check_out_file, console, err_console, fail
+from robojudge.cli._common import (
+    CACHE_DIR_HELP,
+    check_out_file,
+    console,
+    err_console,
+    fail,
+    live_progress,
+    progress_every_option,
+    progress_option,
+)
 from robojudge.cli._tables import add_column, print_table
 from robojudge.suite import ManifestError, load_suite, suite_info, validate_manifest
 
@@ -34,7 +43,8 @@ def validate_cmd(
         "--confine",
         help="Refuse items whose paths resolve outside this folder \\[default: $ROBOJUDGE_CONFINE].",
     ),
-    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress of media checks."),
+    progress: bool = progress_option(" of the media checks"),
+    progress_every: float = progress_every_option(),
     workers: int = typer.Option(
         1, "--workers", "-w", min=1, show_default=False, help="The worker processes `robojudge score` will "
         "use (its -w) \\[default: 1, as score's]: each holds 1/N of the decoded-frame memory budget, so a "
@@ -54,8 +64,8 @@ def validate_cmd(
         raise fail("--deep and --no-media contradict each other")
     media = "none" if no_media else "deep" if deep else "open"
     try:
-        with media_progress(progress and media != "none", "decoding" if deep else "opening") as on_video, \
-                frame_memory_share(1.0 / workers):
+        with media_progress(progress and media != "none", "decoding" if deep else "opening",
+                            progress_every) as on_video, frame_memory_share(1.0 / workers):
             problems = validate_manifest(file, confine=confine, media=media, progress=on_video)
     except (ManifestError, ValueError) as exc:
         raise fail(str(exc)) from None
@@ -73,24 +83,47 @@ def validate_cmd(
 
 
 @contextmanager
-def media_progress(enabled: bool, verb: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress bar for media checks (they can take minutes on a large suite)."""
-    if not enabled:
-        yield None
-        return
-    bar = Progress(
-        TextColumn(f"[bold]{verb} videos"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=err_console, transient=True,
-    )  # fmt: skip
-    task: list[TaskID] = []
+def media_progress(enabled: bool, verb: str,
+                   every: float = 30.0) -> Iterator[Callable[[int, int], None] | None]:
+    """The progress of media checks (they can take minutes on a large suite), as the other long commands
+    show theirs (:func:`live_progress`): a bar on an interactive terminal, else a plain line such as
+    ``decoding videos: 40/1800 (2%), 30 s elapsed`` on stderr every ``every`` seconds."""
+    from robojudge.run._cost import describe
+
+    counts: list[int] = []  # (done, total) once the first video is checked
+    drawn: list[Callable[[int, int], None]] = []
+
+    @contextmanager
+    def bar() -> Iterator[Callable[[int, int], None]]:
+        shown = Progress(
+            TextColumn(f"[bold]{verb} videos"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err_console, transient=True,
+        )  # fmt: skip
+        task: list[TaskID] = []
+
+        def update(done: int, total: int) -> None:
+            if not task:
+                task.append(shown.add_task(verb, total=total))
+            shown.update(task[0], completed=done)
+
+        drawn.append(update)
+        with shown:
+            yield update
+
+    def line(_summary: object, elapsed: float, _since: float) -> str:
+        if not counts:
+            return f"{verb} videos: none checked yet, {describe(elapsed)} elapsed"
+        done, total = counts
+        pct = 100.0 * done / total if total else 100.0
+        return f"{verb} videos: {done}/{total} ({pct:.0f}%), {describe(elapsed)} elapsed"
 
     def on_video(done: int, total: int) -> None:
-        if not task:
-            task.append(bar.add_task(verb, total=total))
-        bar.update(task[0], completed=done)
+        counts[:] = [done, total]
+        for update in drawn:
+            update(done, total)
 
-    with bar:
-        yield on_video
+    with live_progress(enabled, every, bar, line) as shown:
+        yield None if shown is None else on_video
 
 
 def _render(title: str, value: Any) -> None:
