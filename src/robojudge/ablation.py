@@ -12,12 +12,12 @@ from typing import Any
 
 from robojudge import DEFAULT_SEED
 from robojudge.judges import Backend, FrameSpec, JudgeConfig, ResponseCache, Rubric
-from robojudge.report import FpsAblation, fps_judge_name, tabulate_fps_ablation
+from robojudge.report import FpsAblation, NoRateScoredError, fps_judge_name, tabulate_fps_ablation
 from robojudge.run import JudgeRunSummary, default_run_dir, judge_items
 from robojudge.store import ResultStore, default_db_url
 from robojudge.suite import Item, load_suite
 
-__all__ = ["NothingJudgedError", "fps_ablation_suite", "run_fps_ablation"]
+__all__ = ["NoRateScoredError", "NothingJudgedError", "fps_ablation_suite", "run_fps_ablation"]
 
 
 class NothingJudgedError(ValueError):
@@ -61,10 +61,12 @@ def run_fps_ablation(
         **judge_kwargs: Passed to :func:`robojudge.run.judge_items` (scoring, samples, retry_errors...).
 
     Returns:
-        A :class:`FpsAblation`.
+        A :class:`FpsAblation`; a rate none of whose judgments is scored (every reply unparsable) is
+        left out of its table and named in ``left_out``.
 
     Raises:
         NothingJudgedError: Not one reply at any rate, and no stored judgment to tabulate.
+        NoRateScoredError: Replies came, but no rate has a scored judgment (every reply unparsable).
     """
     if not rates:
         raise ValueError("give at least one frame rate")
@@ -80,9 +82,11 @@ def run_fps_ablation(
     try:
         return tabulate_fps_ablation(store, items, judge.name, rates, bootstrap=bootstrap, seed=seed,
                                      runs=runs)
-    except ValueError:
+    except ValueError as exc:
         if all(s.judged_nothing for s in runs.values()):
             raise NothingJudgedError(runs) from None
+        if isinstance(exc, NoRateScoredError):
+            exc.runs = runs
         raise
 
 

@@ -504,7 +504,7 @@ def fps_ablation(
 
     Each rate is stored as judge ``<name>-fps<rate>`` and resumes like ``robojudge judge``.
     """
-    from robojudge.ablation import NothingJudgedError, fps_ablation_suite
+    from robojudge.ablation import NoRateScoredError, NothingJudgedError, fps_ablation_suite
     from robojudge.cli._judge import cache_open_error, judging_progress, resolve_judge, resolve_rubrics
     from robojudge.judges import (
         JudgeConfigError,
@@ -537,9 +537,19 @@ def fps_ablation(
     except NothingJudgedError as exc:  # as `robojudge judge` says it, and with its status
         _print_rates(exc.runs)
         raise _judged_nothing() from None
+    except NoRateScoredError as exc:  # replies came, none parsed: data, not a bad command line (exit 1)
+        _print_rates(exc.runs)
+        err_console.print(f"[bold red]nothing to compare:[/] {escape(str(exc))}", markup=True,
+                          highlight=False)
+        raise typer.Exit(1) from None
     except (ManifestError, StoreError, ValueError, OSError, OpenFilesError) as exc:
         raise fail(str(exc)) from None
     _print_rates(result.runs)
+    if result.left_out:  # as `robojudge judge` counts an all-unparsable run and exits 0: the others shown
+        err_console.print(f"[yellow]note: left out of the table, with no scored judgment (every reply "
+                          f"unparsable or every request failed): {escape(', '.join(result.left_out))}; "
+                          f"`robojudge results export --metric judge:{escape(result.left_out[0])}:pa -o -` "
+                          "lists such a rate's stored replies and errors[/]", markup=True, highlight=False)
     if cfg.backend == "mock":
         err_console.print("[yellow]note: the mock backend replays scripted replies; these are not "
                           "judgments.[/]", markup=True)

@@ -1,6 +1,6 @@
 """Reports of stored results: summaries, leaderboards, the HTML report with plots, CSV, Markdown and LaTeX."""
 
-from robojudge.report._ablation import FpsAblation, fps_judge_name, tabulate_fps_ablation
+from robojudge.report._ablation import FpsAblation, NoRateScoredError, fps_judge_name, tabulate_fps_ablation
 from robojudge.report._audit import (
     audit_section,
     frontier_table,
@@ -99,6 +99,7 @@ __all__ = [
     "Coverage",
     "Feature",
     "FpsAblation",
+    "NoRateScoredError",
     "GroupSummary",
     "HtmlReport",
     "JudgeRow",

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robojudge import DEFAULT_SEED
+from robojudge.judges import split_judge_metric_id
 from robojudge.meta import OVERALL, AgreementReport, agreement_table
 from robojudge.report._judges import JUDGE_COLUMNS, JudgeRow, judge_scores, judge_table
 from robojudge.report._leaderboard import clusters_of, label_scores, strata_of
+from robojudge.report._series import judge_series, resolve_judge
 from robojudge.report._tables import Cell, Table, text
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -48,6 +50,8 @@ class FpsAblation:
         report: Agreement of every rate with the labels (judges = ``names``).
         rows: The Table 2 rows of ``report`` (best per column marked across rates).
         runs: What each judge run did, by rate name (empty when only tabulated).
+        left_out: The stored judge names of the rates given that have no scored row (every reply
+            unparsable, or every request failed); they are not in ``rates``, ``names`` or the table.
     """
 
     judge: str
@@ -56,12 +60,16 @@ class FpsAblation:
     report: AgreementReport
     rows: tuple[JudgeRow, ...]
     runs: dict[str, JudgeRunSummary]
+    left_out: tuple[str, ...] = ()
 
     def table(self) -> Table:
         """Table 9 layout: one row per rate with r, Acc and MSE per target, best per column bold."""
         targets = (*self.report.axes, OVERALL)
         cols = ["fps", "n", "unscored"] + [f"{_TITLES[t]} {n}" for t in targets for n in ("r", "Acc", "MSE")]
         note = "The same judge at each sampling rate; best per column bold."
+        if self.left_out:
+            note += (f" Left out, with no scored judgment (every reply unparsable or every request failed): "
+                     f"{', '.join(self.left_out)}.")
         if any(set(targets) - row.compared for row in self.rows):
             note += (" Best is marked only among rates scored on the same items; a rate scored on other "
                      "items is not compared.")
@@ -85,14 +93,26 @@ def tabulate_fps_ablation(store: ResultStore, items: Sequence[Item], judge: str,
                           runs: dict[str, JudgeRunSummary] | None = None) -> FpsAblation:
     """Agreement with the labels of every rate's stored run of ``judge``.
 
+    A rate whose stored run has no scored judgment (every reply unparsable, every request failed) is left
+    out of the table and named in :attr:`FpsAblation.left_out`, as ``robojudge judge`` counts such a run
+    and goes on; the other rates are compared.
+
     Raises:
-        ValueError: No labelled items, or a rate without stored scores.
+        ValueError: No labelled items, a rate with no stored rows, or no rate with a scored judgment
+            (:class:`NoRateScoredError`).
     """
     labelled = [it for it in items if it.labels is not None]
     if not labelled:
         raise ValueError("the suite has no PA/IA labels to compare the frame rates with")
     stored = store.rows()
-    names = tuple(fps_judge_name(judge, r) for r in rates)
+    series = judge_series(stored)
+    kept = [(r, fps_judge_name(judge, r)) for r in rates]
+    left_out = tuple(name for _, name in kept if not resolve_judge(series, name).n_scored)
+    if len(left_out) == len(kept):
+        first = min(r.metric for r in stored if (split_judge_metric_id(r.metric) or ("",))[0] == left_out[0])
+        raise NoRateScoredError(left_out, first)
+    kept = [(r, name) for r, name in kept if name not in left_out]
+    rates, names = [r for r, _ in kept], tuple(name for _, name in kept)
     pred = {name: judge_scores(stored, labelled, name) for name in names}
     human = label_scores(labelled)
     clusters = clusters_of(labelled)
@@ -100,4 +120,17 @@ def tabulate_fps_ablation(store: ResultStore, items: Sequence[Item], judge: str,
                              bootstrap=bootstrap, seed=seed, pairs=[], rank_stats=False)
     scored = {j: {a: np.isfinite(p[a]) & np.isfinite(human[a]) for a in human} for j, p in pred.items()}
     return FpsAblation(judge, tuple(rates), names, report, tuple(judge_table(report, scored, clusters)),
-                       dict(runs or {}))
+                       dict(runs or {}), left_out)
+
+
+class NoRateScoredError(ValueError):
+    """No rate of a frame-rate ablation has a scored judgment to compare with the labels; ``names`` are
+    the rates' stored judge names, whose rows ``robojudge results export`` lists, and ``runs`` what each
+    rate's run did (filled in by :func:`robojudge.ablation.run_fps_ablation`)."""
+
+    def __init__(self, names: Sequence[str], first: str) -> None:
+        self.names = tuple(names)
+        self.runs: dict[str, JudgeRunSummary] = {}  # what each rate's run did, where one ran
+        super().__init__(f"no frame rate has a scored judgment ({', '.join(self.names)}: every reply was "
+                         f"unparsable or every request failed), so nothing is compared; `robojudge results "
+                         f"export --metric {first} -o -` lists the stored replies and errors of the first")

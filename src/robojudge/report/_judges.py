@@ -90,8 +90,10 @@ def judge_scores(rows: Sequence[ResultRow], items: Sequence[Item], judge: str) -
     """
     j = resolve_judge(judge_series(rows), judge)
     if not j.n_scored:
+        metric = f"judge:{j.name}:{min(j.axes, default='pa')}"
         raise ValueError(f"judge {j.label!r} has no scored rows (every request failed or every reply was "
-                         "unparsable); see `robojudge results` for its errors")
+                         f"unparsable); `robojudge results export --metric {metric} -o -` lists its stored "
+                         "replies and errors")
     return {a: column(j.values(a), items) for a in AXES}
 
 
