@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from robojudge._files import NAME_MAX, temp_beside
+from robojudge._files import LEFTOVER_AGE_S, NAME_MAX, temp_beside
 from robojudge.cli import build_app
 from robojudge.store import ResultRow, ResultStore, export_results
 
@@ -202,10 +203,15 @@ def test_a_killed_writers_leftover_is_removed_by_the_next_write(tmp_path: Path):
     live = tmp_path / f".out.csv.{os.getppid()}.0123abcd.tmp"  # the process that started this one runs
     other = tmp_path / f".other.csv.{gone.pid}.0123abcd.tmp"  # another target's
     odd = tmp_path / f".out.csv.{gone.pid}.notours.tmp"  # not a name robojudge writes
-    for p in (dead, live, other, odd):
+    recent = tmp_path / f".out.csv.{gone.pid}.4567cdef.tmp"  # a writer elsewhere (another container)?
+    for p in (dead, live, other, odd, recent):
         p.write_text("partial")
+    old = time.time() - LEFTOVER_AGE_S - 60
+    for p in (dead, live, other, odd):
+        os.utime(p, (old, old))
     with ResultStore(tmp_path / "r.sqlite") as store:
         store.add([ResultRow("a", "m", "h", "1", "ok", 1.0)])
         assert export_results(store, tmp_path / "out.csv") == 1
     assert not dead.exists() and live.exists() and other.exists() and odd.exists()
+    assert recent.exists()  # touched within the hour: a writer whose pid this machine may not know
     assert (tmp_path / "out.csv").is_file()

@@ -24,6 +24,7 @@ import re
 import secrets
 import shutil
 import sys
+import time
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -66,25 +67,36 @@ def temp_beside(target: str | os.PathLike[str], suffix: str = ".tmp") -> Path:
     return path.with_name(f".{head}{tail}")
 
 
+#: A temporary file untouched this long (seconds) whose process is gone here is a killed writer's
+#: leftover (:func:`_sweep_leftovers`). A pid alone cannot tell: a writer in another container or on
+#: another host sharing the folder has a pid this machine does not know, and its file was deleted
+#: under it (review rev25 F1); a live writer touches its file as it writes, and a staged set of
+#: files is renamed within minutes of its last write.
+LEFTOVER_AGE_S = 3600.0
+
+
 def _sweep_leftovers(folder: Path, head: str, suffix: str) -> None:
     """Remove the temporary files a killed process left for the same target (``.<head>.<pid>.<8 hex>
-    <suffix>`` whose process is gone): a ``kill -9`` in the middle of a write leaves one, as big as the
-    output, that no later run would otherwise remove. Only names of exactly that shape are looked at;
-    a process that may still run (or another user's) keeps its file. POSIX only: Windows has no
-    harmless signal to ask whether a process exists."""
+    <suffix>`` whose process is gone and which nothing touched for :data:`LEFTOVER_AGE_S`): a ``kill
+    -9`` in the middle of a write leaves one, as big as the output, that no later run would otherwise
+    remove. Only names of exactly that shape are looked at; a process that may still run (or another
+    user's) keeps its file. POSIX only: Windows has no harmless signal to ask whether a process
+    exists."""
     if os.name != "posix":
         return
     shape = re.compile(re.escape(f".{head}.") + r"([0-9]+)\.[0-9a-f]{8}" + re.escape(suffix))
     try:
-        names = [e.name for e in os.scandir(folder) if e.name.startswith(f".{head}.")]
+        entries = [e for e in os.scandir(folder) if e.name.startswith(f".{head}.")]
     except OSError:
         return  # a folder not there yet or unreadable: writing will say so
-    for name in names:
-        found = shape.fullmatch(name)
+    now = time.time()
+    for entry in entries:
+        found = shape.fullmatch(entry.name)
         if found is None or _running(int(found.group(1))):
             continue
         with contextlib.suppress(OSError):
-            (folder / name).unlink()
+            if now - entry.stat(follow_symlinks=False).st_mtime >= LEFTOVER_AGE_S:
+                (folder / entry.name).unlink()
 
 
 def _running(pid: int) -> bool:
