@@ -79,3 +79,16 @@ def test_parquet_json_cell_with_a_repeated_key_is_left_out(folder: Path) -> None
                       "labels": ['{"ia": 3, "ia": 4}', json.dumps({"ia": 3})]})
     pq.write_table(table, path)
     assert _refused(path) == (["ep2"], [(None, 0, "ep1", "labels.ia", "given more than once")])
+
+
+def test_a_csv_grid_cell_with_a_repeated_key_is_refused(folder: Path) -> None:
+    """The grid cell is read by the item's own schema, not with the record's JSON cells (review rev25 F2):
+    `{"rows":1,"cols":2,...,"rows":2,"cols":1}` read as 2x1 without a word."""
+    path = folder / "s.csv"
+    twice = '{""rows"": 1, ""cols"": 2, ""views"": [""a"", ""b""], ""rows"": 2, ""cols"": 1}'
+    once = '{""rows"": 1, ""cols"": 2, ""views"": [""a"", ""b""]}'
+    path.write_text(f'item_id,video,grid\nep1,a.mp4,"{twice}"\nep2,b.mp4,"{once}"\n')
+    ids, problems = _refused(path)
+    assert ids == ["ep2"]
+    ((line, _, item, field, message),) = problems
+    assert (line, item, field) == (2, "ep1", "grid") and "grid.rows, grid.cols more than once" in message

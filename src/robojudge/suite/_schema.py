@@ -29,6 +29,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from robojudge._chars import MAX_NAME_BYTES, short_enough, unsafe_at, unsafe_kind
+from robojudge._json import loads_noting_repeats
 
 
 class Embodiment(StrEnum):
@@ -322,11 +323,14 @@ class Item(BaseModel):
         # A CSV cell or Parquet string holds the layout as JSON text.
         if isinstance(v, str):
             try:
-                return json.loads(v)
+                value, repeated = loads_noting_repeats(v)
             except json.JSONDecodeError as e:
                 raise ValueError(f"grid is not a JSON object ({e.msg})") from None
             except RecursionError:
                 raise ValueError("grid is not a JSON object (nested too deeply)") from None
+            if repeated:  # as in a JSON Lines record: the last value would be kept without a word
+                raise ValueError(f"grid gives {', '.join(f'grid.{k}' for k in repeated)} more than once")
+            return value
         return v
 
     @model_validator(mode="after")
