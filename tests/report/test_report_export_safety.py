@@ -9,7 +9,7 @@ import numpy as np
 from robojudge.report import Cell, Table, generator_board, summary_markdown, write_leaderboard, write_report
 from robojudge.report._labels import LabelAgreement, write_label_agreement
 from robojudge.report._summary import GroupSummary
-from robojudge.report._tables import text
+from robojudge.report._tables import md_prose, text
 from robojudge.store import ResultRow, ResultStore
 from robojudge.suite import Item
 
@@ -41,6 +41,8 @@ def test_table_markdown_escapes_dollars_that_a_renderer_reads_as_math():
     t.add([text("cost $5 $h$"), Cell(1.0)])
     md = t.to_markdown()
     assert "cost \\$5 \\$h\\$" in md and "cost $5" not in md
+    # and in the notes that name generators (the leaderboard's warnings, review rev25 F3)
+    assert md_prose("cost $5 model moved past $x$") == "cost \\$5 model moved past \\$x\\$"
 
 
 def test_leaderboard_and_label_agreement_and_summary_files(tmp_path):

@@ -43,8 +43,8 @@ _LATEX_ESCAPES = (
 
 # Markdown punctuation that changes what a cell shows; an intraword "_" (between letters or digits) does not.
 _MD_SPECIAL = re.compile(r"[`*|~$]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
-# (the same, backticks left as code, and $ too: robojudge's own notes quote `$VARIABLES` in code)
-_MD_PROSE = re.compile(r"[*|~]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
+# (the same, backticks left as code; robojudge's own notes quote no `$` inside code, where \$ would show)
+_MD_PROSE = re.compile(r"[*|~$]|\](?=\()|(?<![^\W_])_|_(?![^\W_])")
 
 #: A cell resting on fewer items than this is flagged as small n.
 SMALL_N_ITEMS = 10
