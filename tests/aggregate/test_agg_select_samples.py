@@ -107,3 +107,19 @@ def test_a_long_table_without_item_id_stays_on_configuration_means(tmp_path: Pat
     assert got["level"] == "configuration" and got["n"] == 5
     assert "cannot pair its rows into samples" in " ".join(res.stderr.split())
     assert not math.isnan(got["pearson"]) and got["pearson"] > 0.99
+
+
+def test_blank_reference_cells_compared_per_sample_are_not_called_nan(tmp_path: Path) -> None:
+    """The --missing note said every generator's human reference was NaN when a few human cells were
+    blank, though the reference is compared per sample over the labelled ones (review rev26 F2)."""
+    path = _wide(tmp_path)
+    lines = path.read_text().splitlines()
+    for k in range(1, len(lines), 4):  # every fourth item unlabelled
+        lines[k] = lines[k].rsplit(",", 1)[0] + ","
+    path.write_text("\n".join(lines) + "\n")
+    notes: list[str] = []
+    found = selection_from_table(pd.read_csv(path), ["sim_task_success"], by=["generator"],
+                                 references=["human"], normalized=True, note=notes.append)
+    assert found.sample_references is not None
+    assert int(np.isfinite(found.sample_references["human"]).sum()) == 75
+    assert not any("human" in n and "NaN" in n for n in notes), notes

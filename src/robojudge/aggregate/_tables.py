@@ -805,8 +805,9 @@ def selection_from_table(
         outside = _outside_unit(long[ours], raw_values[ours], given=normalized)
         if outside:
             note(outside)
+    held: list[str] = []  # _grouped's note on missing values, said once the references' level is known
     if keys:
-        table = _grouped(long, keys, missing, note)
+        table = _grouped(long, keys, missing, None if note is None else held.append)
     else:
         # melt keeps the row order: block i of each metric is row i of the input.
         table = pd.DataFrame({str(m): g["value"].to_numpy() for m, g in long.groupby("metric", sort=False)})
@@ -816,6 +817,13 @@ def selection_from_table(
         raise AggregateInputError(f"{source}: no target/reference column(s) {', '.join(absent)}")
     values = {k: v for k, v in cols.items() if k not in refs or k in tgt}
     samples = _samples(long, keys, table, wide=not is_long(df)) if keys and refs else None
+    if note is not None and held:
+        if samples is None:
+            for line in held:
+                note(line)
+        else:  # references compared per sample: their configuration means (and gaps in them) are unused
+            per_config = long[~long["metric"].isin([r for r in refs if r not in tgt])]
+            _grouped(per_config, keys, missing, note)
     if keys and refs and samples is None and note is not None:
         note(f"agreement with {', '.join(refs)} is over configuration means: a long table without "
              f"{ITEM!r} cannot pair its rows into samples (RoboPhys-3D App. D compares human scores per "
