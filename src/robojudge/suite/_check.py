@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import errno
+import functools
 import os
 import re
 import stat
@@ -210,15 +211,25 @@ def _composed_twin(full: Path) -> Path | None:
         if os.path.lexists(here / name):
             here = here / name
             continue
-        key = unicodedata.normalize("NFC", name)
+        if name.isascii():  # an ASCII name has one form: no twin (a folder above may still be accented)
+            return None
         try:
-            twin = next((e for e in os.listdir(here) if unicodedata.normalize("NFC", e) == key), None)
+            names = _composed_names(str(here), os.stat(here).st_mtime_ns)
         except OSError:
             return None
+        twin = names.get(unicodedata.normalize("NFC", name))
         if twin is None:
             return None
         here = here / twin
     return here
+
+
+@functools.lru_cache(maxsize=32)
+def _composed_names(folder: str, mtime_ns: int) -> dict[str, str]:
+    """A folder's entries by their NFC form, listed once per folder and modification (a manifest of
+    thousands of missing accented files in one folder lists it once, not once per file: review rev28 F1).
+    """
+    return {unicodedata.normalize("NFC", e): e for e in os.listdir(folder)}
 
 
 def _not_found_hint(value: str, root: Path, full: Path, link: Path | None) -> str:
