@@ -71,3 +71,14 @@ def test_no_rate_with_a_scored_reply_says_so_and_exits_1(tmp_path: Path, make_it
     assert "nothing to compare: no frame rate has a scored judgment (m-fps1, m-fps2" in said, said
     assert "`robojudge results export --metric judge:m-fps1:ia -o -`" in said
     assert "see `robojudge results` for" not in said
+
+
+def test_the_left_out_hint_names_a_rubric_the_run_judged(tmp_path: Path, make_items: Any) -> None:
+    """With --rubric ia the hint named judge:NAME:pa, which the store does not hold (review rev28 F3)."""
+    manifest = _manifest(tmp_path, make_items)
+    with FakeServer(_few_frames_unparsable) as srv:
+        res = _invoke(str(manifest), "--backend", "openai", "--model", "m", "--base-url", srv.url,
+                      "--fps", "1,native", "--rubric", "ia", "--db", str(tmp_path / "r.sqlite"), "--no-cache",
+                      "--bootstrap", "0", "--no-progress")
+    assert res.exit_code == 0, res.output
+    assert "robojudge results export --metric judge:m-fps1:ia -o -" in " ".join(res.stderr.split())

@@ -548,7 +548,8 @@ def fps_ablation(
     if result.left_out:  # as `robojudge judge` counts an all-unparsable run and exits 0: the others shown
         err_console.print(f"[yellow]note: left out of the table, with no scored judgment (every reply "
                           f"unparsable or every request failed): {escape(', '.join(result.left_out))}; "
-                          f"`robojudge results export --metric judge:{escape(result.left_out[0])}:pa -o -` "
+                          f"`robojudge results export --metric "
+                          f"judge:{escape(result.left_out[0])}:{rubrics[0].id} -o -` "
                           "lists such a rate's stored replies and errors[/]", markup=True, highlight=False)
     if cfg.backend == "mock":
         err_console.print("[yellow]note: the mock backend replays scripted replies; these are not "
