@@ -28,10 +28,14 @@ def stored_suite(folder: Path, items: list[Item], rows: list[ResultRow]) -> tupl
     return manifest, db
 
 
-def brightening_video(path: Path, step: int) -> None:
-    """Eight 16x16 frames whose brightness grows by ``step`` per frame (pixel_frame_consistency grows
-    with it)."""
-    write_video(path, np.stack([np.full((16, 16, 3), 40 + step * t, np.uint8) for t in range(8)]), fps=4)
+def moving_bar_video(path: Path, step: int) -> None:
+    """Eight 16x48 frames, a bright bar 8 px wide moving ``step`` px per frame across a dark field:
+    each frame changes ``2 * step`` columns, so pixel_frame_consistency grows in proportion to ``step``.
+    (A field that only brightened, as this clip did, is still: nothing moves in it.)"""
+    frames = np.full((8, 16, 48, 3), 40, np.uint8)
+    for t in range(8):
+        frames[t, :, step * t:step * t + 8] = 200
+    write_video(path, frames, fps=4)
 
 
 def dense_fast_suite(folder: Path, *, videos: bool = True) -> Path:
@@ -42,7 +46,7 @@ def dense_fast_suite(folder: Path, *, videos: bool = True) -> Path:
         for gen, secs in (("dense", 10.0), ("fast", 5.0)):
             name = f"c{k}-{gen}.mp4"
             if videos:
-                brightening_video(folder / name, 2 if gen == "dense" else 4)
+                moving_bar_video(folder / name, 2 if gen == "dense" else 4)
             else:
                 (folder / name).write_bytes(b"")
             lines.append(json.dumps({"item_id": f"c{k}-{gen}", "video": name, "generator": gen,

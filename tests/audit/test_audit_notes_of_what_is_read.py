@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _audit_store import brightening_video, dense_fast_suite, run_audit, stored_suite
+from _audit_store import dense_fast_suite, moving_bar_video, run_audit, stored_suite
 
 from robojudge.run import MetricRequest
 from robojudge.store import ResultRow, ResultStore
@@ -35,7 +35,7 @@ def test_retry_errors_without_metrics_is_refused(tmp_path: Path) -> None:
 def test_stale_rows_of_metrics_not_audited_are_not_counted(tmp_path: Path) -> None:
     manifest, db = dense_fast_suite(tmp_path), f"sqlite:///{tmp_path / 'r.sqlite'}"
     assert run_audit(manifest, db, "-m", f"{METRIC},flow_warp_error").exit_code == 0
-    brightening_video(tmp_path / "c0-fast.mp4", 8)  # generated again: both metrics' rows of c0-fast are stale
+    moving_bar_video(tmp_path / "c0-fast.mp4", 8)  # generated again: both metrics' rows of c0-fast are stale
     res = run_audit(manifest, db, "-m", METRIC, "--out", str(tmp_path / "out"))  # METRIC's is scored anew
     assert res.exit_code == 0, res.output
     assert "left out" not in res.output and "over 3 clips" in res.output

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _audit_store import brightening_video, dense_fast_suite, run_audit
+from _audit_store import dense_fast_suite, moving_bar_video, run_audit
 
 from robojudge.run import MetricRequest
 from robojudge.store import ResultRow, ResultStore
@@ -63,7 +63,7 @@ def test_rows_whose_video_changed_are_left_out_with_the_reports_note(tmp_path: P
     manifest = dense_fast_suite(tmp_path)
     db = tmp_path / "r.sqlite"
     assert run_audit(manifest, db, "-m", METRIC).exit_code == 0
-    brightening_video(tmp_path / "c0-fast.mp4", 8)  # one rollout generated again after it was scored
+    moving_bar_video(tmp_path / "c0-fast.mp4", 8)  # one rollout generated again after it was scored
     res = run_audit(manifest, db)
     assert res.exit_code == 0, res.output
     assert "fast: speedup 2.00 (seconds), Q 0.500 over 2 clips" in res.output  # c0 has no fast score now

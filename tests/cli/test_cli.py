@@ -26,8 +26,8 @@ def suite(tmp_path):
     rng = np.random.default_rng(1)
     rows = []
     for i, gen in enumerate(["steady", "steady", "shaky"]):
-        frames = rng.integers(0, 255, (1, 40, 56, 3), dtype=np.uint8).repeat(12, axis=0)
-        frames = np.clip(frames + 3 * np.arange(12)[:, None, None, None], 0, 255).astype(np.uint8)  # a fade
+        smooth = (2 * np.indices((40, 56)).sum(0) + rng.integers(0, 3, (40, 56)))[..., None].repeat(3, 2)
+        frames = np.stack([np.roll(smooth, k, axis=1) for k in range(12)]).astype(np.uint8)  # slow pan
         if gen == "shaky":
             frames[1::2] = 255 - frames[1::2]
         write_video(tmp_path / f"v{i}.mp4", frames, fps=8)

@@ -56,14 +56,18 @@ def test_the_package_imports_nothing_of_robojudge_outside_itself():
 
 
 def test_agree_fails_when_the_metric_its_functional_form_or_the_reference_differ(tmp_path):
-    # Lossless frames of one level each: steps of 40, 40, 40 -> flickering (255 - 40) / 255.
-    frames = np.stack([np.full((32, 32, 3), v, np.uint8) for v in (0, 40, 80, 40)])
+    # Lossless frames whose left half steps by 40, 40, 40 beside a fixed grey and white (a flat frame
+    # changing level only is still, and unscored): half the pixels change by 40 -> (255 - 20) / 255.
+    frames = np.zeros((4, 32, 32, 3), np.uint8)
+    frames[:, :16, 16:], frames[:, 16:, 16:] = 128, 255
+    for t, v in enumerate((0, 40, 80, 40)):
+        frames[t, :, :16] = v
     write_video(tmp_path / "v", frames, fps=8)
     item = Item(item_id="a", video=str(tmp_path / "v"))
     value = F.temporal_flickering(frames)
     score = agree("mq_temporal_flickering", item, functional=lambda: value,
-                  reference=lambda: (255 - 40) / 255)
-    assert score.value == pytest.approx((255 - 40) / 255)
+                  reference=lambda: (255 - 20) / 255)
+    assert score.value == pytest.approx((255 - 20) / 255)
     with pytest.raises(AssertionError, match="functional form"):
         agree("mq_temporal_flickering", item, functional=lambda: value + 1e-6, reference=lambda: value)
     with pytest.raises(AssertionError, match="the reference"):

@@ -70,14 +70,21 @@ def _item(tmp_path, name, frames, **kw):
 def test_motion_smoothness_end_to_end_with_a_torchscript_interpolator(weights, tmp_path):
     _place(weights, nets.FRAME_INTERPOLATION, torch.jit.script(_Midpoint()).save)
     # 20x24 frames are not multiples of 16: padding and cropping are exercised.
-    ramp = np.stack([np.full((20, 24, 3), 10 * t, np.uint8) for t in range(7)])
-    flicker = np.stack([np.full((20, 24, 3), 200 * (t % 2), np.uint8) for t in range(5)])
+    # The top rows brighten by 10 a frame over a fixed gradient, the bottom rows stay: it moves (a whole
+    # frame changing level only is still, and unscored). Per pixel each frame is its neighbours' midpoint.
+    gradient = (40 + 2 * np.arange(24))[None, :, None].repeat(20, 0).repeat(3, 2)
+    top = (np.arange(20) < 10)[:, None, None]
+    ramp = np.stack([gradient + 10 * t * top for t in range(7)]).astype(np.uint8)
+    flicker = np.full((5, 20, 24, 3), 100, np.uint8)
+    flicker[1::2, :10] = 200  # the top rows flicker 0, 200, 0 ... the bottom rows stay at 100
+    flicker[0::2, :10] = 0
     smooth = compute_metric(_item(tmp_path, "ramp", ramp), MetricRequest.build("mq_motion_smoothness"))
     # Linear intensity ramp: the midpoint of frames t-1 and t+1 is frame t exactly, error 0, score 1.
     assert smooth.status == "ok" and smooth.value == pytest.approx(1.0)
     rough = compute_metric(_item(tmp_path, "flicker", flicker), MetricRequest.build("mq_motion_smoothness"))
-    # Odd frames are 200, their neighbours 0: prediction 0, error 200, score (255 - 200) / 255.
-    assert rough.status == "ok" and rough.value == pytest.approx(55 / 255)
+    # Odd frames' top rows are 200, their neighbours' 0: prediction 0, error 200 on half the pixels and 0 on
+    # the others, score (255 - 100) / 255.
+    assert rough.status == "ok" and rough.value == pytest.approx(155 / 255)
 
 
 def test_interpolation_errors_use_only_odd_frames():
@@ -321,9 +328,10 @@ def test_lpips_distances_batch_and_scale_inputs():
 def test_missing_weights_give_an_error_row_naming_metric_and_remedy(
     weights, tmp_path, metric_id, weights_name
 ):
-    # One pattern brightening by 20 levels a frame: it moves (not still) and stays in correspondence, so
-    # every metric gets as far as loading its network.
-    frames = np.clip(RNG.integers(0, 196, (1, 16, 16, 3)) + 20 * np.arange(3)[:, None, None, None], 0, 255)
+    # One pattern moving a pixel a frame: it moves (not still; a pattern that only brightens is) and
+    # stays in correspondence, so every metric gets as far as loading its network.
+    pattern = RNG.integers(0, 256, (32, 32, 3))
+    frames = np.stack([np.roll(pattern, t, axis=1) for t in range(3)])
     item = _item(tmp_path, "v", frames.astype(np.uint8), reference_video=None)
     item = item.model_copy(update={"reference_video": item.video})
     row = compute_metric(item, MetricRequest.build(metric_id))

@@ -15,7 +15,9 @@ from robojudge.video import write_video
 def manifest(tmp_path):
     root = tmp_path / "suite"
     root.mkdir()
-    ramp = np.stack([np.full((24, 32, 3), 25 * i, np.uint8) for i in range(8)])
+    ramp = np.full((8, 24, 32, 3), 40, np.uint8)
+    for i in range(8):
+        ramp[i, 8:16, 3 * i:3 * i + 8] = 220  # a square moving across (a flat field that brightens is still)
     write_video(root / "in.mp4", ramp, fps=8)
     outside = write_video(tmp_path / "outside.mp4", ramp, fps=8)
     rows = [{"item_id": "in", "video": "in.mp4"}, {"item_id": "out", "video": str(outside)}]

@@ -23,7 +23,7 @@ def _folder(path: Path, names: list[str]) -> str:
     path.mkdir()
     for k, name in enumerate(names):
         frame = np.full((16, 16, 3), 30 + 50 * k, np.uint8)
-        frame[4:8, 4:8] = 255 - 50 * k
+        frame[4:8, 4 + 4 * k:8 + 4 * k] = 255 - 50 * k  # a square moving across
         Image.fromarray(frame).save(path / name, format="PNG")
     (path / "fps.txt").write_text("4\n")
     return str(path)
