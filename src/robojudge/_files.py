@@ -100,9 +100,15 @@ def _sweep_leftovers(folder: Path, head: str, suffix: str) -> None:
 
 
 def _running(pid: int) -> bool:
-    """Whether a process ``pid`` may exist on this machine (POSIX)."""
-    if pid == os.getpid():
-        return True
+    """Whether a process ``pid`` may exist on this machine (POSIX), this one included."""
+    return pid == os.getpid() or process_exists(pid)
+
+
+def process_exists(pid: int) -> bool:
+    """Whether a process ``pid`` may exist on this machine, asked with signal 0 (POSIX only: on Windows
+    signal 0 is CTRL_C_EVENT). Another user's process counts as existing; a pid of no process does not.
+    A reused pid reads as the old process still running: callers that can tell (the start time, a
+    file's age) do so themselves. (The store's in-flight notes ask it too.)"""
     if pid <= 0:
         return False
     try:

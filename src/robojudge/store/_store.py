@@ -44,6 +44,7 @@ from sqlalchemy.sql import Select, text
 
 import robojudge
 from robojudge._activity import step
+from robojudge._files import process_exists
 from robojudge._sqlite import enable_wal
 from robojudge.store._errors import StoreError
 from robojudge.store._row import STATUSES, ResultRow, key_problem
@@ -1302,13 +1303,7 @@ def _ended(note: Mapping[str, Any], me: Mapping[str, Any]) -> bool:
         return _process_start(pid) != note.get("started")
     if os.name != "posix":
         return True  # no cheap way to ask: taken for ended, as every note was before notes named a host
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return False  # another user's process
-    except OSError:
-        return True
-    return False
+    return not process_exists(pid)
 
 
 class _StoreChanged(StoreError):
