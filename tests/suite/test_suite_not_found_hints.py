@@ -77,3 +77,25 @@ def test_a_pretty_printed_json_list_in_a_jsonl_file_is_one_problem(tmp_path: Pat
     # a .jsonl whose first line is broken but that is no JSON list keeps its per-line problems
     manifest.write_text('[{"item_id": "a",\n' + json.dumps(records[1]) + "\n", encoding="utf-8")
     assert [it.item_id for it in load_suite(manifest, strict=False)] == ["b"]
+
+
+def test_a_short_csv_row_names_its_item(tmp_path: Path) -> None:
+    """A row with too few cells named no item, though its id was there (audit suiteio F6)."""
+    (tmp_path / "a.mp4").write_bytes(b"")
+    path = tmp_path / "m.csv"
+    path.write_text("item_id,video,instruction\nep1,a.mp4\nep2,a.mp4,push\n")
+    suite = load_suite(path, strict=False)
+    assert [it.item_id for it in suite] == ["ep2"]
+    ((line, item, message),) = [(p.line, p.item_id, p.message) for p in suite.problems]
+    assert (line, item) == (2, "ep1") and message == "record has 2 cells but the header has 3 columns"
+
+
+def test_a_byte_order_mark_on_a_joined_jsonl_line_is_not_content(tmp_path: Path) -> None:
+    """`cat a.jsonl b.jsonl` (or Windows' `type`) leaves b's byte order mark at the start of a line: the
+    record was lost as invalid JSON (audit suiteio F6); JSON cannot start with U+FEFF, so it is dropped."""
+    (tmp_path / "a.mp4").write_bytes(b"")
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"item_id": "a1", "video": "a.mp4"}\n'
+                     b'\xef\xbb\xbf{"item_id": "b1", "video": "a.mp4"}\n')
+    suite = load_suite(path, strict=False)
+    assert [it.item_id for it in suite] == ["a1", "b1"] and not suite.problems

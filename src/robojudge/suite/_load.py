@@ -168,7 +168,7 @@ def _check_record(
     data = rec.data
     raw_id = data.get("item_id") if data is not None else None
     item_id = raw_id if isinstance(raw_id, str) and raw_id else None
-    found = [dataclasses.replace(p, item_id=item_id) for p in rec.problems]
+    found = [dataclasses.replace(p, item_id=item_id or p.item_id) for p in rec.problems]
     if data is None:
         return None, found
 

@@ -171,7 +171,7 @@ def _read_jsonl(path: Path, shown: str) -> Iterator[RawRecord]:
         # when a JSON string holds characters that str.splitlines() would treat as line breaks.
         for lineno, line in enumerate(fh, start=1):
             chunk = line.rstrip(b"\n").rstrip(b"\r")
-            if lineno == 1 and chunk.startswith(b"\xef\xbb\xbf"):
+            if chunk.startswith(b"\xef\xbb\xbf"):  # the first line's, or a file's joined on (cat a b)
                 chunk = chunk[3:]
             if not chunk.strip():
                 continue
@@ -383,7 +383,9 @@ def _read_csv(path: Path, shown: str) -> Iterator[RawRecord]:
             if len(cells) != len(header):
                 msg = f"record has {len(cells)} cells but the header has {len(header)} columns"
                 rec = RawRecord(line=first_line, row=None, data=None)
-                rec.problems.append(ManifestProblem(shown, first_line, None, None, None, msg))
+                at = header.index("item_id") if "item_id" in header else len(cells)  # named, if it has one
+                item = cells[at].strip() or None if at < len(cells) else None
+                rec.problems.append(ManifestProblem(shown, first_line, None, item, None, msg))
                 yield rec
                 continue
             yield _tabular_record(dict(zip(header, cells, strict=True)), shown, first_line, None)
