@@ -22,7 +22,7 @@ from robojudge import DEFAULT_SEED
 from robojudge.meta import OVERALL, AgreementReport, agreement_table
 from robojudge.report._judges import JUDGE_COLUMNS, JudgeRow, judge_scores, judge_table
 from robojudge.report._leaderboard import clusters_of, label_scores, strata_of
-from robojudge.report._series import judge_series, resolve_judge
+from robojudge.report._series import judge_series, resolve_judge, split_judge_id
 from robojudge.report._tables import Cell, Table, text
 from robojudge.store import ResultStore
 from robojudge.suite import Item
@@ -108,8 +108,7 @@ def tabulate_fps_ablation(store: ResultStore, items: Sequence[Item], judge: str,
     kept = [(r, fps_judge_name(judge, r)) for r in rates]
     left_out = tuple(name for _, name in kept if not resolve_judge(series, name).n_scored)
     if len(left_out) == len(kept):
-        # (judge:NAME:RUBRIC read here: importing robojudge.judges would load the judges for every report)
-        first = min(r.metric for r in stored if r.metric.startswith(f"judge:{left_out[0]}:"))
+        first = min(r.metric for r in stored if (split_judge_id(r.metric) or ("",))[0] == left_out[0])
         raise NoRateScoredError(left_out, first)
     kept = [(r, name) for r, name in kept if name not in left_out]
     rates, names = [r for r, _ in kept], tuple(name for _, name in kept)
