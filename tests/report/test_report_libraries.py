@@ -55,7 +55,7 @@ def test_versions_are_those_of_the_loaded_libraries():
     # variable-rate sampling), and rows computed before are "other libraries", rescored on request.
     from robojudge.video import READER_VERSION
 
-    assert found["robojudge-video"] == READER_VERSION == "5"
+    assert found["robojudge-video"] == READER_VERSION == "6"
     assert "torch" not in found  # a computed metric reads no network library
     model = parse_libraries(library_versions(get_metric("iq1_lpips")))
     try:

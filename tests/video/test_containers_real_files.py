@@ -16,6 +16,9 @@ Found by an audit of 2026-12-06 with files made by ffmpeg:
   frame, a clip that stalls) kept every frame: the rate step compared with the average rate.
 * A Matroska file whose stamps start after 0 (a segment of a split recording) was refused as
   truncated: its duration is the end time of its last frame.
+
+Found by an audit of 2026-12-07 (codecs): a clip that stalls read at its declared rate in FLV, MPEG-TS,
+NUT and ASF (and a GIF at FFmpeg's guess), not at its average as in MP4 and Matroska.
 """
 
 from __future__ import annotations
@@ -44,14 +47,16 @@ def _gray(level: int) -> np.ndarray:
     return np.full((32, 32, 3), level, np.uint8)
 
 
-def _write(path: Path, stamps: list[int], rate: int = 30, fmt: str | None = None) -> None:
-    """H.264 frames at ``stamps`` (in 1/rate s), frame k of gray level 6 k + 10."""
+def _write(
+    path: Path, stamps: list[int], rate: int = 30, fmt: str | None = None, codec: str = "libx264"
+) -> None:
+    """H.264 (or ``codec``) frames at ``stamps`` (in 1/rate s), frame k of gray level 6 k + 10."""
     with av.open(str(path), "w", format=fmt) as out:
-        stream = out.add_stream("libx264", rate=rate)
+        stream = out.add_stream(codec, rate=rate)
         stream.width = stream.height = 32
         stream.pix_fmt = "yuv420p"
         stream.time_base = Fraction(1, rate)
-        stream.options = {"crf": "10"}
+        stream.options = {"crf": "10"} if codec == "libx264" else {"qscale": "2"}
         for k, pts in enumerate(stamps):
             frame = av.VideoFrame.from_ndarray(_gray(6 * k + 10), format="rgb24")
             frame.pts = pts
@@ -172,3 +177,47 @@ def test_a_rate_just_above_a_matroska_videos_own_keeps_every_frame(tmp_path: Pat
     _write(path, [round(i * 1001 / 30) for i in range(40)], rate=1000)
     assert len(sample_frames(path, fps=30, max_frames=None).frames) == 40
     assert len(sample_frames(path, fps=10, max_frames=None).frames) < 20  # (well below: thinned)
+
+
+# A clip that stalls: 30 frames stamped (in 1/30 s) 0-3, 10-13, 30-37 and 60-73, which last 74/30 s.
+_STALL = [0, 1, 2, 3, 10, 11, 12, 13, *range(30, 38), *range(60, 74)]
+
+
+@pytest.mark.parametrize("fmt", ["flv", "mpegts", "nut", "asf", "matroska"])
+def test_a_clip_that_stalls_reads_at_its_average_rate_in_every_container(tmp_path: Path, fmt: str) -> None:
+    # Audit (codecs F1): FLV, MPEG-TS, NUT and ASF gave their declared 30 fps as source_fps and probed
+    # rate, where MP4 gives the average, 12.16 fps: the dynamic-degree stride was 4 there, 2 in MP4.
+    mp4, other = tmp_path / "stall.mp4", tmp_path / f"stall.{fmt}"
+    _write(mp4, _STALL)
+    # (libavformat's ASF muxer stamps H.264 a frame late; MPEG-4 part 2 is what ASF usually holds)
+    codec = "mpeg4" if fmt == "asf" else "libx264"
+    _write(other, _STALL, fmt=fmt, codec=codec)
+    ref = sample_frames(mp4, fps=None, max_frames=None)
+    got = sample_frames(other, fps=None, max_frames=None)
+    assert ref.source_fps == pytest.approx(30 / 74 * 30, rel=1e-9)
+    # (FLV and ASF stamp in whole milliseconds: 2.467 s, not 74/30 s)
+    assert got.source_fps == pytest.approx(ref.source_fps, rel=1e-3)
+    assert probe_video(other).fps == pytest.approx(ref.source_fps, rel=1e-3)
+    assert round(got.source_fps / 8) == round(ref.source_fps / 8) == 2  # mq_dynamic_degree's stride
+    np.testing.assert_allclose(got.timestamps, ref.timestamps, atol=2e-3)
+    assert np.abs(np.subtract(_levels(got.frames), range(30))).max() <= 1  # in order (MPEG-4 is lossier)
+    assert not any("truncated" in w for w in got.warnings)
+    assert len(got.warnings) == 1 and "declares 30 fps" in got.warnings[0]  # what was overruled
+    # a clip of steady rate keeps its declared rate, with nothing to say
+    steady = tmp_path / f"steady.{fmt}"
+    _write(steady, list(range(40)), rate=25, fmt=fmt, codec=codec)
+    plain = sample_frames(steady, fps=None, max_frames=None)
+    assert plain.source_fps == 25.0 and plain.warnings == () and probe_video(steady).warnings == ()
+
+
+def test_a_gif_of_uneven_delays_reads_at_its_average_rate(tmp_path: Path) -> None:
+    # FFmpeg guessed 20 fps for 10 frames of 50 ms and 10 of 120 ms: sampling and probe gave that guess.
+    path = tmp_path / "uneven.gif"
+    images = [Image.fromarray(_gray(10 * k + 10)) for k in range(20)]
+    images[0].save(path, save_all=True, append_images=images[1:], duration=[50] * 10 + [120] * 10, loop=0)
+    got = sample_frames(path, fps=None, max_frames=None)
+    # 10 gaps of 0.05 s and 9 of 0.12 s: 1.58 s from first to last, and the last frame lasts the usual
+    # step (the median gap, 0.05 s): 20 frames over 1.63 s
+    assert got.source_fps == pytest.approx(20 / 1.63)
+    assert probe_video(path).fps == pytest.approx(20 / 1.63)
+    assert got.warnings == ()  # a GIF declares no rate: FFmpeg's was a guess

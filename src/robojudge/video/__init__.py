@@ -57,9 +57,9 @@ from robojudge.video._types import (
 )
 from robojudge.video._write import whole_milliseconds, write_video
 
-READER_VERSION = "5"
+READER_VERSION = "6"
 """Changes when the frames read from some file change (as a decoder library's release would): stored
-with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 5``), so
+with each scored row among its libraries (``details["libraries"]``, ``robojudge-video 6``), so
 ``robojudge results status`` counts older rows under *other libraries* and ``robojudge score
 --rescore-libraries`` recomputes them.
 
@@ -83,6 +83,10 @@ with each scored row among its libraries (``details["libraries"]``, ``robojudge-
   to RGB through 8-bit YUV, so it reads as the same picture in 8 bits does (it came out about 1.6 levels
   darker, its chroma filtered otherwise); 16-bit RGB and gray video keeps each sample's high byte, as a
   frame folder of the same 16-bit PNGs is read (it rounded up).
+* 6 (2026-12-07): a stream whose time stamps contradict its nominal rate is read at their average rate in
+  every container but MP4, MOV and AVI (whose rate is already the average, or a tick count checked
+  apart), not only in Matroska/WebM: FLV, MPEG-TS, NUT, ASF, MPEG-PS and GIF gave the header's rate or
+  FFmpeg's guess as ``source_fps``, so a clip that stalls got another dynamic-degree stride there.
 """
 
 __all__ = [

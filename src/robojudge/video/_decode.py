@@ -426,9 +426,11 @@ def probe_file(path: Path) -> VideoInfo:
     (see :func:`robojudge.video._timing.nominal_rate`), with a warning. A declared rate that the time
     stamps contradict gives way to theirs, with a warning (:func:`robojudge.video._timing.stamped_rate`):
     an AVI header counting several ticks per frame, checked against the first packets, has its frame
-    count divided by the ticks per frame; a Matroska/WebM track's default frame duration is checked
-    against the stamps of every packet (a demux, no decoding), which also give its duration: from the
-    first frame to the last, plus the usual step (the container's would count an audio track too).
+    count divided by the ticks per frame; a nominal rate (every container but MP4, MOV and AVI: a
+    Matroska/WebM track's default frame duration, an FLV header's rate, FFmpeg's guess for MPEG-TS, NUT,
+    ASF or GIF) is checked against the stamps of every packet (a demux, no decoding), which also give
+    its duration: from the first frame to the last, plus the usual step (the container's would count an
+    audio track too).
     """
     with open_video(path) as (container, stream):
         meta = stream_meta(container, stream)

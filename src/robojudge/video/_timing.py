@@ -13,8 +13,10 @@ into frame times and says, per video, what it had to assume:
   codec bitstream (e.g. H.264 timing info), frame count over the container's duration, the
   stream's nominal rate, else :data:`ASSUMED_FPS`. Each case adds a warning.
 * **Declared rates the stamps contradict** (:func:`stamped_rate`): an AVI header counting ticks of a
-  fraction of a frame, a Matroska/WebM default frame duration that the stamps do not keep (a stall,
-  a browser recording declaring 24 fps). The stamps' rate is used, with a warning.
+  fraction of a frame, a nominal rate (a Matroska/WebM default frame duration, an FLV header's rate,
+  FFmpeg's guess for MPEG-TS, NUT, ASF or GIF) that the stamps do not keep (a stall, a browser
+  recording declaring 24 fps). The stamps' rate is used, with a warning (none for a GIF, which
+  declares no rate).
 * **Jitter.** Time stamps rounded to a coarse time base scatter around an even grid. The rate step
   counts a frame as "at" a target when it is at most that scatter late (see
   :func:`jitter_tolerance`), so the 8 fps GIF sampled at 8 fps keeps all its frames.
@@ -200,15 +202,25 @@ def tick_factor(meta: StreamMeta, rate: float | None) -> int:
     return k if k >= 2 and abs(ratio - k) <= 0.02 * k else 1
 
 
-#: Containers whose declared rate is nominal: FFmpeg gives a Matroska/WebM track's default frame duration
-#: (``DefaultDuration``), which its time stamps may contradict. MP4 and MOV declare FFmpeg's average,
-#: frames over the track's duration.
-_NOMINAL_RATE_FORMATS = frozenset({"matroska", "webm"})
+#: Containers whose declared rate FFmpeg gives as their average, frames over the track's duration: MP4 and
+#: MOV. (AVI's is its header's tick rate, which :func:`tick_factor` checks.) Every other container's rate
+#: is nominal: a Matroska/WebM track's default frame duration (``DefaultDuration``), an FLV header's
+#: ``framerate``, or FFmpeg's guess from the first packets (MPEG-TS, NUT, ASF, GIF), which the time
+#: stamps may contradict.
+_AVERAGE_RATE_FORMATS = frozenset({"mov", "mp4", "avi"})
+#: Containers that declare no rate at all: FFmpeg's rate is its guess, so the stamps' average replaces
+#: it without a warning.
+_UNDECLARED_RATE_FORMATS = frozenset({"gif"})
+_FORMAT_NAMES = {"matroska": "Matroska/WebM", "webm": "Matroska/WebM", "flv": "FLV", "mpegts": "MPEG-TS",
+                 "nut": "NUT", "asf": "ASF", "mpeg": "MPEG-PS", "gif": "GIF"}
 
 
 def declares_nominal_rate(meta: StreamMeta) -> bool:
-    """Whether the stream's declared rate is nominal (Matroska/WebM), not its average."""
-    return any(f in _NOMINAL_RATE_FORMATS for f in meta.format.split(","))
+    """Whether the stream's declared rate is nominal (every container but MP4, MOV and AVI, and bare
+    elementary streams, whose stamps are made up), not its average: its time stamps are what say the
+    average (:func:`stamped_rate`)."""
+    formats = meta.format.split(",")
+    return bool(meta.format) and not meta.raw and not any(f in _AVERAGE_RATE_FORMATS for f in formats)
 
 
 def _usual_step(stamps: Sequence[int]) -> Fraction:
@@ -228,15 +240,17 @@ def stamped_length(pts: Sequence[int | None], meta: StreamMeta) -> float | None:
 
 def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
     """The rate of these time stamps where the stream declares another, with a warning; None where the
-    declared rate stands (and for every container but AVI, Matroska and WebM), or the stamps are too few.
+    declared rate stands (and for MP4 and MOV, whose rate is the average), or the stamps are too few.
 
     * **AVI** whose header counts several ticks per frame (:func:`tick_factor`): the rate of the usual
       step between consecutive stamps (their median, so a stamp a tick off moves nothing).
-    * **Matroska/WebM**: the declared rate is the track's default frame duration. Where that many
-      frames would last longer or shorter than the stamps say (:func:`stamped_length`, beyond their
-      rounding to the time base), their average rate is used, frames over that length: what MP4 and
-      MOV declare, so the same frames and stamps give the same rate in each (a clip that stalls gets
-      its average, as there).
+    * **Every other container** (:func:`declares_nominal_rate`: Matroska/WebM, FLV, MPEG-TS, NUT, ASF,
+      GIF, ...): the declared rate is nominal (a Matroska track's default frame duration, an FLV header's
+      rate, FFmpeg's guess from the first packets). Where that many frames would last longer or shorter
+      than the stamps say (:func:`stamped_length`, beyond their rounding to the time base), their
+      average rate is used, frames over that length: what MP4 and MOV declare, so the same frames and
+      stamps give the same rate in each (a clip that stalls gets its average, as there). A GIF declares
+      no rate, so its average replaces FFmpeg's guess without a warning.
 
     ``pts`` may be in decode order: they are sorted.
     """
@@ -257,7 +271,7 @@ def stamped_rate(pts: Sequence[int | None], meta: StreamMeta) -> tuple[float, tu
 
 
 def _average_rate(stamps: list[int], meta: StreamMeta) -> tuple[float, tuple[str, ...]] | None:
-    """:func:`stamped_rate` of a Matroska/WebM track (sorted, increasing ``stamps``)."""
+    """:func:`stamped_rate` of a stream whose declared rate is nominal (sorted, increasing ``stamps``)."""
     length = stamped_length(stamps, meta)
     if length is None or not sane_fps(meta.fps) or meta.time_base is None:
         return None
@@ -268,9 +282,18 @@ def _average_rate(stamps: list[int], meta: StreamMeta) -> tuple[float, tuple[str
     own = n / length
     if not sane_fps(own):
         return None
-    return own, (f"the Matroska/WebM track declares {meta.fps:.4g} fps (its default frame duration), at "
-                 f"which its {n} frames would last {n / meta.fps:.3f} s, but their time stamps give "
-                 f"{length:.3f} s: their average rate, {own:.5g} fps, is used",)
+    formats = meta.format.split(",")
+    if any(f in _UNDECLARED_RATE_FORMATS for f in formats):
+        return own, ()
+    last = n / meta.fps
+    if any(f in ("matroska", "webm") for f in formats):
+        return own, (f"the Matroska/WebM track declares {meta.fps:.4g} fps (its default frame duration), at "
+                     f"which its {n} frames would last {last:.3f} s, but their time stamps give "
+                     f"{length:.3f} s: their average rate, {own:.5g} fps, is used",)
+    name = next((_FORMAT_NAMES[f] for f in formats if f in _FORMAT_NAMES), formats[0])
+    return own, (f"the {name} stream declares {meta.fps:.4g} fps (its nominal rate), at which its {n} frames "
+                 f"would last {last:.3f} s, but their time stamps give {length:.3f} s: their average rate, "
+                 f"{own:.5g} fps, is used",)
 
 
 def frame_times(pts: Sequence[int | None], meta: StreamMeta) -> FrameTimes:
