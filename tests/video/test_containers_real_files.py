@@ -50,7 +50,8 @@ def _gray(level: int) -> np.ndarray:
 def _write(
     path: Path, stamps: list[int], rate: int = 30, fmt: str | None = None, codec: str = "libx264"
 ) -> None:
-    """H.264 (or ``codec``) frames at ``stamps`` (in 1/rate s), frame k of gray level 6 k + 10."""
+    """H.264 (or ``codec``) frames at ``stamps`` (in 1/rate s), frame k of gray level 6 k + 10
+    (modulo 256)."""
     with av.open(str(path), "w", format=fmt) as out:
         stream = out.add_stream(codec, rate=rate)
         stream.width = stream.height = 32
@@ -58,7 +59,7 @@ def _write(
         stream.time_base = Fraction(1, rate)
         stream.options = {"crf": "10"} if codec == "libx264" else {"qscale": "2"}
         for k, pts in enumerate(stamps):
-            frame = av.VideoFrame.from_ndarray(_gray(6 * k + 10), format="rgb24")
+            frame = av.VideoFrame.from_ndarray(_gray((6 * k + 10) % 256), format="rgb24")
             frame.pts = pts
             frame.time_base = Fraction(1, rate)
             for packet in stream.encode(frame):
@@ -221,3 +222,45 @@ def test_a_gif_of_uneven_delays_reads_at_its_average_rate(tmp_path: Path) -> Non
     assert got.source_fps == pytest.approx(20 / 1.63)
     assert probe_video(path).fps == pytest.approx(20 / 1.63)
     assert got.warnings == ()  # a GIF declares no rate: FFmpeg's was a guess
+
+
+@pytest.mark.parametrize(("fmt", "codec"), [("asf", "mpeg4"), ("nut", "libx264"), ("flv", "libx264")])
+def test_a_file_whose_stamps_start_late_is_whole_in_every_end_time_container(
+    tmp_path: Path, fmt: str, codec: str
+) -> None:
+    # Audit (codecs F2): ASF and NUT give the end time of the last frame as their duration, so a clip
+    # whose stamps start at 5 s (a later segment of a recording) "covered 1.0 s of 6.0 s" and was refused.
+    path = tmp_path / f"part2.{fmt}"
+    _write(path, list(range(150, 180)), fmt=fmt, codec=codec)
+    got = sample_frames(path, fps=None, max_frames=None)
+    assert len(got.frames) == 30 and not any("truncated" in w for w in got.warnings)
+    assert probe_video(path).duration == pytest.approx(1.0, abs=0.07)  # its own length, not its end time
+    if fmt == "asf":
+        return  # an ASF cut short loses its duration with its index: nothing to hold it against
+    # The rule still catches a file cut short: the same segment, its last 60% of bytes gone.
+    cut = tmp_path / f"cut.{fmt}"
+    cut.write_bytes(path.read_bytes()[: int(path.stat().st_size * 0.4)])
+    with pytest.raises(VideoError, match="truncated"):
+        sample_frames(cut, fps=None, max_frames=None)
+
+
+@pytest.mark.parametrize(("rate", "first"), [(24, 0), (25, 0), (30, 0), (24, 150), (30, 150)])
+def test_an_flv_with_b_frames_is_not_called_truncated(tmp_path: Path, rate: int, first: int) -> None:
+    # Audit (codecs F2): x264's B-frames delay the first stamp (83 ms at 24 fps) and FLV's duration runs
+    # from the first decode stamp to the end of the last frame, so such a file of 60 frames warned
+    # "truncated: decoded 60 frames covering 2.5 s of 2.6 s declared" (at 30 fps too), starting at 0 or
+    # later (a segment of a recording).
+    path = tmp_path / "bframes.flv"
+    _write(path, list(range(first, first + 60)), rate=rate, fmt="flv")
+    with av.open(str(path)) as container:
+        assert container.start_time > 0  # the B-frame delay, or the late start
+    got = sample_frames(path, fps=None, max_frames=None)
+    assert len(got.frames) == 60 and got.warnings == ()
+
+
+def test_a_clip_that_stalls_in_flv_is_not_called_truncated(tmp_path: Path) -> None:
+    # Audit (codecs F2): "truncated: decoded 30 frames covering 2.5 s of 2.5 s declared": the last frame
+    # was credited with 1 / the declared rate, not the step the muxer counted.
+    path = tmp_path / "stall.flv"
+    _write(path, _STALL, fmt="flv")
+    assert not any("truncated" in w for w in sample_frames(path, fps=None, max_frames=None).warnings)

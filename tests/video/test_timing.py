@@ -14,7 +14,7 @@ from _videogen import levels_clip
 from _encode import mux_frames
 from robojudge.video import probe_video, sample_frames, write_video
 from robojudge.video._decode import StreamMeta
-from robojudge.video._timing import ASSUMED_FPS, frame_times, jitter_tolerance
+from robojudge.video._timing import ASSUMED_FPS, check_complete, frame_times, jitter_tolerance
 
 N = 24  # 3 s at 8 fps
 FAST = Fraction(1, 100_000)
@@ -217,3 +217,11 @@ def test_fallback_rate_prefers_the_bitstream_then_the_container_duration() -> No
     assert t.fps == 2.0 and "container's duration" in t.warnings[0]
     t = frame_times([0, 1, 2, 3], _meta(time_base=bad, fps=None))
     assert t.fps == ASSUMED_FPS and "assumed" in t.warnings[0]
+
+
+def test_a_short_file_names_two_lengths_that_differ() -> None:
+    # Audit (codecs F2): "covering 2.5 s of 2.5 s declared" named one length twice.
+    meta = StreamMeta(Fraction(1, 1000), 100.0, None, 1.03, "h264", container_duration=1.03, format="nut")
+    timing = frame_times(list(range(0, 1000, 10)), meta)  # 100 frames of 10 ms: 1.00 s
+    assert check_complete(Path("x.nut"), 100, timing, meta) == (
+        "truncated: decoded 100 frames covering 1.00 s of 1.03 s declared",)

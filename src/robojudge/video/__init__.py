@@ -87,6 +87,8 @@ with each scored row among its libraries (``details["libraries"]``, ``robojudge-
   every container but MP4, MOV and AVI (whose rate is already the average, or a tick count checked
   apart), not only in Matroska/WebM: FLV, MPEG-TS, NUT, ASF, MPEG-PS and GIF gave the header's rate or
   FFmpeg's guess as ``source_fps``, so a clip that stalls got another dynamic-degree stride there.
+  An ASF or NUT file whose stamps start late is read (it was refused as truncated: their duration is
+  the end time of the last frame), and an FLV with B-frames is no longer called truncated.
 """
 
 __all__ = [

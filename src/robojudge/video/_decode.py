@@ -162,8 +162,19 @@ def open_video(
 
 
 #: Containers whose duration FFmpeg reports as the end time of the last frame, not the span from the
-#: first: Matroska and WebM. (FLV's is the span; ASF leaves the start time unset.)
-_END_TIME_FORMATS = frozenset({"matroska", "webm"})
+#: first: Matroska and WebM (their ``Duration``), ASF (its play duration, the stream's too), NUT (the last
+#: frame's stamp) and FLV (its ``duration``, counted from the first decode stamp, which is 0 unless the
+#: file starts late). Found by making files whose stamps start at 5 s; MP4, MOV and MPEG-TS give the span.
+_END_TIME_FORMATS = frozenset({"matroska", "webm", "asf", "nut", "flv"})
+_MATROSKA = frozenset({"matroska", "webm"})
+
+
+def _less_start(length: float | None, start: float) -> float | None:
+    """An end time ``length`` less the first frame's ``start``; unchanged when that leaves nothing (an FLV
+    that starts late counts its duration from its first decode stamp, nearly the span already)."""
+    if length is None or not start > 0 or not length - start > 0:
+        return length
+    return length - start
 
 
 def stream_meta(container: av.container.InputContainer, stream: av.video.stream.VideoStream) -> StreamMeta:
@@ -173,23 +184,34 @@ def stream_meta(container: av.container.InputContainer, stream: av.video.stream.
     fps = float(rate) if rate else None
     if fps is not None and not 0 < fps < 10_000:
         fps = None
+    fmt = container.format.name
+    end_time = any(f in _END_TIME_FORMATS for f in fmt.split(","))
     own: float | None = None
     if stream.duration is not None and time_base is not None:
         own = float(stream.duration * time_base)
+        if end_time and stream.start_time is not None:
+            own = _less_start(own, float(stream.start_time * time_base))
     whole = container.duration / av.time_base if container.duration is not None else None
     frames = int(stream.frames) if stream.frames else None
     framerate = stream.codec_context.framerate
     codec_fps = float(framerate) if framerate else None
-    fmt = container.format.name
     start = container.start_time / av.time_base if container.start_time is not None else 0.0
-    end_time = any(f in _END_TIME_FORMATS for f in fmt.split(","))
-    if whole is not None and start > 0 and end_time:
+    if end_time:
         # These formats give the end time of the last frame as the duration: a file whose stamps start
-        # later (a segment of a split recording, an offset) would look short by its start.
-        whole -= start
+        # later (a segment of a split recording, an offset, an FLV's B-frame delay) would look short by
+        # its start.
+        less = _less_start(whole, start)
+        if less == whole and whole is not None and start > 0 and fmt == "flv" and fps:
+            # An FLV that starts late counts its duration from its first decode stamp, which comes before
+            # the first frame's by the decoder's reorder delay (B-frames): that many frames at ``fps``.
+            # (PyAV before 15 does not give the delay: the duration is then taken as it is)
+            delay = int(getattr(stream.codec_context, "reorder_depth", 0) or 0) / fps
+            less = whole - delay if whole - delay > 0 else whole
+        whole = less
     # a cover picture has no length: it neither makes the container's duration nor takes the video's
     only = all(s.index == stream.index or is_cover(s) for s in container.streams)
-    if end_time and not only:
+    matroska = any(f in _MATROSKA for f in fmt.split(","))
+    if matroska and not only:
         # A Matroska track has no duration element: FFmpeg leaves it unset or fills in the container's,
         # which counts the other tracks too (an audio track that runs longer than the video, say).
         own = _track_length(stream, time_base)
@@ -197,7 +219,7 @@ def stream_meta(container: av.container.InputContainer, stream: av.video.stream.
         time_base=time_base,
         fps=fps,
         frame_count=frames,
-        duration=own if own is not None else whole if only or not end_time else None,
+        duration=own if own is not None else whole if only or not matroska else None,
         codec=stream.codec_context.name,
         codec_fps=codec_fps,
         stream_duration=own,

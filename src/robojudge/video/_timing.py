@@ -22,10 +22,13 @@ into frame times and says, per video, what it had to assume:
   :func:`jitter_tolerance`), so the 8 fps GIF sampled at 8 fps keeps all its frames.
 * **Truncation.** A file that ends before the frames (or duration) its header declares is an error
   when less than :data:`MIN_COMPLETE` of it is there, and a warning when at least
-  :data:`SHORT_FRAMES` frames are missing. A trimmed MP4/MOV (an edit list hides frames the track
-  still holds) declares every frame of the track, so it is held against its edited duration. Frames
-  missing because the decoder rejected their packets inside the stream are held to the same rule,
-  but called ``damaged``, not ``truncated``: the file is whole, its data is not.
+  :data:`SHORT_FRAMES` frames are missing. Without a declared frame count, the frames' span (the last
+  lasting the usual step between frames) is held against the declared duration, counted from the first
+  frame (:mod:`robojudge.video._decode` takes the start off the containers that give an end time). A
+  trimmed MP4/MOV (an edit list hides frames the track still holds) declares every frame of the track,
+  so it is held against its edited duration. Frames missing because the decoder rejected their packets
+  inside the stream are held to the same rule, but called ``damaged``, not ``truncated``: the file is
+  whole, its data is not.
 """
 
 from __future__ import annotations
@@ -402,11 +405,25 @@ def check_complete(
         duration = meta.container_duration
     if not duration or duration <= 0 or not timing.times or timing.by_order:
         return ()
-    covered = timing.times[-1] + 1.0 / fps
+    # The last frame lasts the usual step between frames (as in stamped_length), not 1 / fps: a clip that
+    # stalls has an average rate far below its frames' own, and the muxer counted the real step.
+    gaps = np.diff(np.asarray(timing.times, dtype=np.float64))
+    step = float(np.median(gaps)) if gaps.size and float(np.median(gaps)) > 0 else 1.0 / fps
+    covered = timing.times[-1] + step
     if covered >= duration:
         return ()
     word = "damaged" if skipped else "truncated"
-    text = f"{word}: decoded {frames} frames covering {_seconds(covered)} of {_seconds(duration)} declared"
+    shown, said = _two_lengths(covered, duration)
+    text = f"{word}: decoded {frames} frames covering {shown} of {said} declared"
     if covered < MIN_COMPLETE * duration:
         raise VideoError(path, text)
-    return (text,) if duration - covered >= SHORT_FRAMES / fps else ()
+    return (text,) if duration - covered >= SHORT_FRAMES * step else ()
+
+
+def _two_lengths(a: float, b: float) -> tuple[str, str]:
+    """Two lengths in seconds with as many decimals (one to three) as it takes to tell them apart."""
+    for digits in (1, 2):
+        x, y = f"{a:.{digits}f} s", f"{b:.{digits}f} s"
+        if x != y:
+            return x, y
+    return f"{a:.3f} s", f"{b:.3f} s"
