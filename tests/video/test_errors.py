@@ -97,7 +97,7 @@ def test_truncated_mp4_without_index_is_an_error(tmp_path: Path) -> None:
             container.mux(packet)
     half = tmp_path / "half.mp4"
     half.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
-    assert "not a video file" in _reason(sample_frames, half)
+    assert "missing its header (moov)" in _reason(sample_frames, half)
 
 
 @pytest.mark.parametrize("fn", READERS)
@@ -180,3 +180,28 @@ def test_a_gif_cut_short_says_so(tmp_path: Path) -> None:
     assert 0 < len(got) < 60
     assert any("GIF ends without its trailer" in w for w in got.warnings)
     assert any("GIF ends without its trailer" in w for w in probe_video(cut).warnings)
+
+
+@pytest.mark.parametrize("fn", READERS)
+@pytest.mark.parametrize("where", ["frames", "header"])
+def test_an_mp4_cut_before_its_header_says_so(tmp_path: Path, fn: object, where: str) -> None:
+    # Audit (codecs F5): an MP4 whose moov header comes last (a recorder's default), cut short before it
+    # or inside it, was refused as "no video stream" (as an audio-only .m4a is) or "not a video file".
+    full = tmp_path / "full.mp4"
+    with av.open(str(full), "w") as container:  # libavformat's default: moov after the frames
+        stream = container.add_stream("libx264", rate=16)
+        stream.width = stream.height = 32
+        stream.pix_fmt = "yuv420p"
+        for rgb in textured_clip(20, 32, 32):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    data = full.read_bytes()
+    moov, mdat = data.index(b"moov") - 4, data.index(b"mdat") - 4
+    assert moov > mdat  # the header at the end
+    cut = tmp_path / "cut.mp4"
+    cut.write_bytes(data[: (mdat + moov) // 2 if where == "frames" else moov + 12])
+    assert _reason(fn, cut) == (
+        "no streams: an MP4/MOV missing its header (moov), as a recording stopped before it was finalised "
+        "or a partial download leaves it; the frames cannot be located")

@@ -131,6 +131,37 @@ def _open_input(path: Path, options: dict[str, str]) -> av.container.InputContai
     return av.open(str(path), mode="r", options=options)
 
 
+_NO_MOOV = ("no streams: an MP4/MOV missing its header (moov), as a recording stopped before it was "
+            "finalised or a partial download leaves it; the frames cannot be located")
+
+
+def _mp4_without_moov(path: Path) -> bool:
+    """Whether ``path`` is an MP4/MOV (its first box ``ftyp``) whose top-level boxes hold no whole
+    ``moov``: the header naming its tracks, which a recorder writes when it stops (at the end of the file
+    unless moved to the front), so a recording cut short or a partial download holds frame data that
+    nothing locates."""
+    try:
+        with open(path, "rb") as f:
+            end = f.seek(0, 2)
+            at, first = 0, True
+            while at + 8 <= end:
+                f.seek(at)
+                head = f.read(16)
+                size, kind = int.from_bytes(head[:4], "big"), head[4:8]
+                if first and kind != b"ftyp":
+                    return False
+                if size == 1 and len(head) == 16:
+                    size = int.from_bytes(head[8:16], "big")
+                if kind == b"moov":
+                    return size == 0 or at + size > end  # a header cut short is missing too
+                if size < 8:  # 0: the box runs to the end of the file (or a broken size)
+                    break
+                at, first = at + size, False
+    except OSError:
+        return False
+    return not first
+
+
 @contextmanager
 def open_video(
     path: Path, options: dict[str, str] | None = None
@@ -144,11 +175,16 @@ def open_video(
     try:
         container = _open_input(path, options or {})
     except av.error.InvalidDataError as exc:
+        if _mp4_without_moov(path):
+            raise VideoError(path, _NO_MOOV) from exc
         raise VideoError(path, "not a video file (unrecognised, damaged or truncated container)") from exc
     except _AV_ERRORS as exc:
         raise VideoError(path, f"cannot open: {exc}") from exc
     try:
         stream = next((s for s in container.streams.video if not is_cover(s)), None)
+        if stream is None and not len(container.streams):
+            raise VideoError(path, _NO_MOOV if _mp4_without_moov(path) else "no streams: the container "
+                             "lists neither video nor audio")
         if stream is None:
             covers = len(container.streams.video)
             plural = "s" * (covers > 1)
