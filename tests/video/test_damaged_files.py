@@ -14,6 +14,7 @@ import json
 import shutil
 from pathlib import Path
 
+import av
 import pytest
 from _videogen import damage_packets, textured_clip
 
@@ -126,3 +127,42 @@ def test_validate_deep_warns_and_the_default_cannot_see_it(tmp_path: Path, clips
     assert _damaged([deep[0].message])
     # Opening a file decodes its first frame only: damage further in is found by --deep alone.
     assert validate_manifest(manifest, media="open") == []
+
+
+@pytest.mark.parametrize("suffix", [".mp4", ".mkv"])
+def test_frames_before_the_first_keyframe_are_missing_at_the_head(tmp_path: Path, suffix: str) -> None:
+    # Audit (codecs F6): a stream remuxed without its first 5 packets (a capture begun mid-GOP) decodes
+    # from its first keyframe on; the decoder drops the 5 frames before it without an error, and the
+    # file was called "truncated: decoded 50 of 55 declared frames", an end cut.
+    whole = tmp_path / "gop10.mp4"
+    with av.open(str(whole), "w") as out:
+        stream = out.add_stream("libx264", rate=30,
+                                options={"g": "10", "bf": "0", "keyint_min": "10", "sc_threshold": "0"})
+        stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
+        for rgb in textured_clip(60, 32, 32):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode(None):
+            out.mux(packet)
+    path = tmp_path / f"midgop{suffix}"
+    with av.open(str(whole)) as src, av.open(str(path), "w") as dst:
+        into = dst.add_stream_from_template(src.streams.video[0])
+        for k, packet in enumerate(p for p in src.demux(video=0) if p.dts is not None):
+            if k >= 5:
+                packet.stream = into
+                dst.mux(packet)
+    got = sample_frames(path, fps=None, max_frames=None)
+    assert len(got.frames) == 50
+    said = [w for w in got.warnings if "keyframe" in w or "truncated" in w]
+    assert len(said) == 1 and said[0].startswith(
+        "damaged: the stream starts 5 frames before its first keyframe; those frames cannot be decoded (")
+
+
+def test_a_truncated_file_with_a_lost_head_is_still_called_truncated() -> None:
+    # 2 frames lost before the first keyframe do not explain 20 missing: the end is cut too
+    meta = StreamMeta(None, 30.0, 60, 2.0, "h264")
+    timing = FrameTimes([i / 30 for i in range(40)], 30.0, 0.0)
+    (text,) = check_complete(Path("x.mp4"), 40, timing, meta, lead=2)
+    assert text == "truncated: decoded 40 of 60 declared frames (1.3 s of 2.0 s)"
+    (text,) = check_complete(Path("x.mp4"), 40, timing, meta, lead=20)
+    assert text.startswith("damaged: the stream starts 20 frames before its first keyframe")

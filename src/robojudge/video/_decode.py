@@ -16,7 +16,7 @@ import itertools
 import math
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -419,12 +419,30 @@ class DecodeDamage:
     undecodable: int = 0
     concealed: int = 0
     frames: int = 0
+    lead: int = 0
+    """Frames shown before the first one decoded (packets stamped earlier): a stream that starts before
+    its first keyframe (a capture begun mid-GOP, a cut off the keyframes), whose decoder drops them
+    without an error. Counted once every packet was decoded."""
+    _stamps: list[int] = field(default_factory=list, repr=False)  # packets' time stamps
+    _first: int | None = field(default=None, repr=False)  # the earliest decoded frame's
 
     def see(self, frame: av.VideoFrame) -> None:
         """Count one decoded frame."""
         self.frames += 1
         if getattr(frame, "is_corrupt", False):
             self.concealed += 1
+        if frame.pts is not None and (self._first is None or frame.pts < self._first):
+            self._first = int(frame.pts)
+
+    def feed(self, packet: _Packet) -> None:
+        """Note one packet handed to the decoder (a shown frame's, not one an edit list discards)."""
+        if packet.pts is not None and not getattr(packet, "is_discard", False):
+            self._stamps.append(int(packet.pts))
+
+    def done(self) -> None:
+        """Every packet was decoded: count the frames shown before the first decoded one."""
+        first = self._first
+        self.lead = sum(1 for t in self._stamps if first is not None and t < first)
 
     def warnings(self) -> tuple[str, ...]:
         """``damaged: ...`` when a packet was skipped or a frame flagged; nothing for a clean decode."""
@@ -441,6 +459,8 @@ def decode_packets(
     """Decode ``packets`` with ``ctx`` and flush it, skipping (and counting in ``damage``) the packets the
     decoder rejects."""
     for packet in packets:
+        if damage is not None:
+            damage.feed(packet)
         try:
             frames = packet.decode()
         except _AV_ERRORS:
@@ -461,6 +481,8 @@ def decode_packets(
         if damage is not None:
             damage.see(frame)
         yield frame
+    if damage is not None:
+        damage.done()
 
 
 def decoded_frames(

@@ -419,7 +419,8 @@ def _two_pass(
     if not pts:
         raise VideoError(path, "zero frames decoded")
     timing = frame_times(pts, meta)
-    warnings = timing.warnings + check_complete(path, len(pts), timing, meta, edited, damage.undecodable)
+    warnings = timing.warnings + check_complete(path, len(pts), timing, meta, edited, damage.undecodable,
+                                                damage.lead)
     picks = pick_indices(timing.times, _effective(fps, timing), timing.tolerance)
     chosen = [picks[int(p)] for p in thin_positions(len(picks), max_frames, spread)]
     wanted = set(chosen)

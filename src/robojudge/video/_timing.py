@@ -357,7 +357,13 @@ def gif_cut_short(path: Path) -> str | None:
 
 
 def check_complete(
-    path: Path, frames: int, timing: FrameTimes, meta: StreamMeta, edited: bool = False, skipped: int = 0
+    path: Path,
+    frames: int,
+    timing: FrameTimes,
+    meta: StreamMeta,
+    edited: bool = False,
+    skipped: int = 0,
+    lead: int = 0,
 ) -> tuple[str, ...]:
     """Compare what a file holds with what its header declares.
 
@@ -371,6 +377,9 @@ def check_complete(
             one, says how much of the clip there should be.
         skipped: packets inside the stream that the decoder rejected. When they account for the
             frames missing, the file is called ``damaged``, not ``truncated``.
+        lead: frames shown before the first decoded one, which the decoder dropped without an error (the
+            stream starts before its first keyframe). When they account for the frames missing, the
+            file is called ``damaged`` and the warning says where they are: at the head, not the tail.
 
     Returns:
         A warning when at least :data:`SHORT_FRAMES` frames are missing, else nothing.
@@ -395,6 +404,8 @@ def check_complete(
             f"{word}: decoded {frames} of {declared} declared frames "
             f"({_seconds(frames / fps)} of {_seconds(declared / fps)})"
         )
+        if lead and frames + skipped + lead >= declared:
+            text = _headless(lead, text)
         if frames < MIN_COMPLETE * declared:
             raise VideoError(path, text)
         return (text,) if declared - frames >= SHORT_FRAMES else ()
@@ -415,9 +426,19 @@ def check_complete(
     word = "damaged" if skipped else "truncated"
     shown, said = _two_lengths(covered, duration)
     text = f"{word}: decoded {frames} frames covering {shown} of {said} declared"
+    if lead and duration - covered < (lead + SHORT_FRAMES) * step:
+        text = _headless(lead, text)
     if covered < MIN_COMPLETE * duration:
         raise VideoError(path, text)
     return (text,) if duration - covered >= SHORT_FRAMES * step else ()
+
+
+def _headless(lead: int, text: str) -> str:
+    """``text`` (``truncated: decoded ...``) said of a stream whose first ``lead`` frames come before its
+    first keyframe: they are missing at its head, not its tail."""
+    plural = "s" * (lead != 1)
+    return (f"damaged: the stream starts {lead} frame{plural} before its first keyframe; those frames cannot "
+            f"be decoded ({text.split(': ', 1)[1]})")
 
 
 def _two_lengths(a: float, b: float) -> tuple[str, str]:
