@@ -54,3 +54,29 @@ def test_the_warning_reaches_the_rows(anamorphic: Path, tmp_path: Path) -> None:
                               build_requests(["pixel_frame_consistency"]), store)
         (row,) = store.rows()
     assert row.details["video_warnings"] == [f"{anamorphic}: {SAYS}"] and summary.warned == 1
+
+
+@pytest.mark.skipif(not hasattr(av.video.stream.VideoStream, "set_display_matrix"),
+                    reason="writing a display matrix needs a newer PyAV")
+def test_a_turned_video_names_the_sizes_it_is_read_and_shown_at(tmp_path: Path) -> None:
+    # Audit (codecs F4): 64x48 stored, SAR 4:3, a quarter turn: frames are read as 48x64 and shown as
+    # 48x85, but the warning said "read as stored, 64x48, not as displayed, 85x48".
+    path = tmp_path / "turned.mp4"
+    one = 1 << 16
+    with av.open(str(path), "w") as out:
+        stream = out.add_stream("libx264", rate=8)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, "yuv420p"
+        stream.codec_context.sample_aspect_ratio = Fraction(4, 3)
+        stream.set_display_matrix([0, one, 0, -one, 0, 0, 0, 0, 1 << 30])  # 90 degrees
+        for i in range(4):
+            for packet in stream.encode(av.VideoFrame.from_ndarray(np.full((48, 64, 3), 40 * i, np.uint8),
+                                                                   format="rgb24")):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    says = ("non-square pixels (sample aspect ratio 4:3): frames are read as stored, 48x64 (turned upright), "
+            "not as displayed, 48x85; sizes, flow and geometry are in stored pixels")
+    got = sample_frames(path, fps=None, max_frames=None)
+    info = probe_video(path)
+    assert got.frames.shape[1:3] == (64, 48) and info.rotation in (90, 270)
+    assert says in got.warnings and says in info.warnings

@@ -293,16 +293,24 @@ def _sample_aspect(stream: av.video.stream.VideoStream) -> Fraction | None:
     return None
 
 
-def aspect_warnings(meta: StreamMeta, width: int, height: int) -> tuple[str, ...]:
+def aspect_warnings(meta: StreamMeta, width: int, height: int, rotation: int = 0) -> tuple[str, ...]:
     """A warning when the video's pixels are not square: robojudge reads frames as stored, so sizes,
-    flow and geometry are in stored pixels, not in the displayed picture's."""
+    flow and geometry are in stored pixels, not in the displayed picture's.
+
+    ``width`` x ``height`` is the stored size; ``rotation`` the display turn (degrees) the frames are read
+    with: after a quarter turn they are read as ``height`` x ``width``, and shown with their (new)
+    height stretched.
+    """
     sar = meta.sample_aspect
     if sar is None or width <= 0 or height <= 0:
         return ()
     shown = round(width * sar)
+    if rotation % 180 == 90:
+        read, displayed = f"{height}x{width} (turned upright)", f"{height}x{shown}"
+    else:
+        read, displayed = f"{width}x{height}", f"{shown}x{height}"
     return (f"non-square pixels (sample aspect ratio {sar.numerator}:{sar.denominator}): frames are read as "
-            f"stored, {width}x{height}, not as displayed, {shown}x{height}; sizes, flow and geometry are in "
-            "stored pixels",)
+            f"stored, {read}, not as displayed, {displayed}; sizes, flow and geometry are in stored pixels",)
 
 
 # Colour tags (FFmpeg's AVColorTransferCharacteristic and AVColorPrimaries) whose pictures robojudge
@@ -537,7 +545,8 @@ def probe_file(path: Path) -> VideoInfo:
             frame_count = round(meta.frame_count / tick_factor(meta, fps)) if meta.frame_count else None
         if every:  # the track's own length, as the average rate counts it
             duration = stamped_length(pts, meta) or duration
-    warnings = (tuple(warnings) + shown.warnings() + aspect_warnings(meta, first.width, first.height)
+    warnings = (tuple(warnings) + shown.warnings()
+                + aspect_warnings(meta, first.width, first.height, shown.rotation)
                 + colour_warnings(first, stream))
     cut = gif_cut_short(path)
     if cut:

@@ -130,10 +130,6 @@ def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledF
             # Either every plan is made or none is: a plan needs only the packets' time stamps.
             plans = [_Plan.make(path, demuxed.pts, demuxed.shown, meta, s.fps, s.max_frames, s.spread, edited)
                      for s in samplings]
-            aspect = aspect_warnings(meta, stream.width, stream.height)
-            for plan in plans:
-                if plan is not None:
-                    plan.warnings += aspect
             planned = [p for p in plans if p is not None]
             jobs, which = _distinct(list(zip(planned, (s.post for s in samplings), strict=False)))
             if len(planned) == len(plans):  # refused before decoding when the frames would not fit
@@ -141,12 +137,12 @@ def sample_file_many(path: Path, samplings: Sequence[Sampling]) -> list[SampledF
                 check_frame_memory(path, picked, stream.width, stream.height)
             results = None
             if len(planned) == len(plans) and demuxed.packets is not None:
-                results = _run_plans(jobs, path, stream, demuxed.packets, skip)
+                results = _run_plans(jobs, path, stream, demuxed.packets, skip, meta)
         break
     if results is None and len(planned) == len(plans) and demuxed.packets is None:
         with open_video(path, options) as (container, stream):  # packets did not fit in memory: read again
             _set_threads(stream)
-            results = _run_plans(jobs, path, stream, intact_packets(container, stream), skip)
+            results = _run_plans(jobs, path, stream, intact_packets(container, stream), skip, meta)
     if results is not None:
         return [results[j] for j in which]
     return [_two_pass(path, meta, s.fps, s.max_frames, s.post, s.spread, options, edited) for s in samplings]
@@ -350,10 +346,12 @@ def _run_plans(
     stream: VideoStream,
     packets: Iterable[_Packet],
     skip: bool,
+    meta: StreamMeta,
 ) -> list[SampledFrames] | None:
     """Decode ``packets`` once for every plan of ``jobs`` (made from the same packets, so the same time
     stamps) and fill each plan's selection through its post-processing; None if frames and packet
-    time stamps disagree."""
+    time stamps disagree. ``meta`` says whether the pixels are square (:func:`aspect_warnings`, worded
+    for the display turn the frames are read with)."""
     # Each converted frame goes straight to its place(s) in one array made for the whole selection:
     # no list of frames kept alive to be stacked (at 720p that was a second copy of the clip, its
     # memory touched fresh: about 7% of the weights-free set's CPU time on an 81-frame clip).
@@ -380,7 +378,8 @@ def _run_plans(
         if frame.pts in slots and frame.pts not in done:
             rgb, shown = to_rgb(frame, path), frame_orientation(frame, stream)
             alpha.see(frame)
-            turned.update(dict.fromkeys(shown.warnings() + colour_warnings(frame, stream)))
+            turned.update(dict.fromkeys(aspect_warnings(meta, stream.width, stream.height, shown.rotation)
+                                        + shown.warnings() + colour_warnings(frame, stream)))
             images: dict[int, np.ndarray] = {}
             for j, position in slots[frame.pts]:
                 image = images.get(j)
@@ -427,7 +426,6 @@ def _two_pass(
     got: dict[int, np.ndarray] = {}
     with open_video(path, options) as (container, stream):
         check_frame_memory(path, [(len(chosen), post)], stream.width, stream.height)
-        warnings += aspect_warnings(meta, stream.width, stream.height)
         _set_threads(stream)
         alpha = AlphaCheck(stream)
         turned: dict[str, None] = {}
@@ -436,7 +434,8 @@ def _two_pass(
                 shown = frame_orientation(frame, stream)
                 got[index] = post(to_rgb(frame, path), shown.rotation, index, shown.mirror)
                 alpha.see(frame)
-                turned.update(dict.fromkeys(shown.warnings() + colour_warnings(frame, stream)))
+                turned.update(dict.fromkeys(aspect_warnings(meta, stream.width, stream.height, shown.rotation)
+                                            + shown.warnings() + colour_warnings(frame, stream)))
                 if len(got) == len(wanted):
                     break
     if len(got) != len(wanted):
