@@ -181,3 +181,33 @@ def test_a_head_read_decodes_only_its_frames_and_counts_the_rest(clip, tmp_path,
         path = write_video(tmp_path / name, frames, fps=12)
         read = sample_frames(path, fps=6.0, max_frames=2, spread="head")
         assert len(read) == 2 and read.picked == len(sample_frames(path, fps=6.0, max_frames=None)) == 6
+
+
+def test_each_prefetched_sampling_counts_the_alpha_of_its_own_frames(tmp_path: Path) -> None:
+    # Audit (codecs F3): with prefetch_frames, every sampling got the alpha warning counted over all the
+    # samplings' frames: 4 opaque frames picked at 4 fps warned of the 6 transparent frames the other
+    # sampling (every frame) read.
+    path = tmp_path / "alpha.mov"
+    with av.open(str(path), "w") as out:  # PNG-in-MOV at 30 fps; frames 1-6 have transparent pixels
+        stream = out.add_stream("png", rate=30)
+        stream.width = stream.height = 16
+        stream.pix_fmt = "rgba"
+        for i in range(30):
+            rgba = np.full((16, 16, 4), 255, np.uint8)
+            rgba[..., 0] = 8 * i
+            if 1 <= i <= 6:
+                rgba[:4, :4, 3] = 0
+            frame = av.VideoFrame.from_ndarray(rgba, format="rgba")
+            frame.pts = i
+            for packet in stream.encode(frame):
+                out.mux(packet)
+        for packet in stream.encode():
+            out.mux(packet)
+    alone = sample_frames(path, fps=4)
+    every = sample_frames(path, fps=None, max_frames=None)
+    assert alone.indices.tolist() == [0, 7, 15, 22] and alone.warnings == ()
+    assert every.warnings[0].startswith("alpha channel ignored: 6 of the 30 frames read")
+    with frame_cache():
+        prefetch_frames(path, [{"fps": 4}, {"fps": None, "max_frames": None}])
+        assert sample_frames(path, fps=4).warnings == alone.warnings
+        assert sample_frames(path, fps=None, max_frames=None).warnings == every.warnings

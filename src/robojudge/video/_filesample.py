@@ -362,7 +362,9 @@ def _run_plans(
     known = set(jobs[0][0].pts)
     done: set[int] = set()
     outs: list[np.ndarray | None] = [None] * len(jobs)
-    alpha = AlphaCheck(stream)
+    # one per job: a sampling's warning counts the frames it picked, as it would alone (the lowest alpha of
+    # a frame is read once, for every job that picked it)
+    alphas = [AlphaCheck(stream) for _ in jobs]
     turned: dict[str, None] = {}  # warnings about the display matrix and colour tags, in the order met
     ctx = stream.codec_context
     last = None
@@ -377,7 +379,10 @@ def _run_plans(
         last = frame.pts
         if frame.pts in slots and frame.pts not in done:
             rgb, shown = to_rgb(frame, path), frame_orientation(frame, stream)
-            alpha.see(frame)
+            lowest = AlphaCheck.lowest_alpha(frame)
+            if lowest is not None:
+                for j in {j for j, _ in slots[frame.pts]}:
+                    alphas[j].see_lowest(lowest)
             turned.update(dict.fromkeys(aspect_warnings(meta, stream.width, stream.height, shown.rotation)
                                         + shown.warnings() + colour_warnings(frame, stream)))
             images: dict[int, np.ndarray] = {}
@@ -397,7 +402,7 @@ def _run_plans(
         return None
     said = damage.warnings()
     return [plan.result(path, out, tuple(turned) + post.size_warnings() + alpha.warnings() + said)
-            for (plan, post), out in zip(jobs, outs, strict=True) if out is not None]
+            for (plan, post), out, alpha in zip(jobs, outs, alphas, strict=True) if out is not None]
 
 
 def _two_pass(
@@ -579,13 +584,20 @@ class AlphaCheck:
 
     def see(self, frame: av.VideoFrame) -> None:
         """Look at the alpha of one frame that was read."""
+        lowest = self.lowest_alpha(frame)
+        if lowest is not None:
+            self.see_lowest(lowest)
+
+    @staticmethod
+    def lowest_alpha(frame: av.VideoFrame) -> int | None:
+        """The lowest alpha (0-255) of a frame in a pixel format with an alpha channel; None for another
+        format (or one that cannot be converted)."""
         if not any(getattr(c, "is_alpha", False) for c in frame.format.components):
-            return
+            return None
         try:
-            lowest = int(frame.to_ndarray(format="rgba")[..., 3].min())
+            return int(frame.to_ndarray(format="rgba")[..., 3].min())
         except _AV_ERRORS:
-            return
-        self.see_lowest(lowest)
+            return None
 
     def see_lowest(self, lowest: int) -> None:
         """Count one frame read with an alpha channel whose lowest alpha is ``lowest`` (0-255)."""
