@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -67,14 +69,20 @@ def _run(args: list[str | Path], cwd: Path, timeout: float = 600) -> subprocess.
 
 
 @pytest.fixture(scope="module")
-def core_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    venv = tmp_path_factory.mktemp("core") / "venv"
+def core_venv(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The core install in a venv of its own (about 1 GB), removed when this file's tests end: a module
+    fixture's folder otherwise stays until the session ends."""
+    folder = tmp_path_factory.mktemp("core")
+    venv = folder / "venv"
     base = getattr(sys, "_base_executable", sys.executable)
-    _run([base, "-m", "venv", venv], cwd=ROOT)
-    py = venv / "bin" / "python"
-    pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    _run([*pip, str(ROOT)], cwd=ROOT, timeout=1200)
-    return venv
+    try:
+        _run([base, "-m", "venv", venv], cwd=ROOT)
+        py = venv / "bin" / "python"
+        pip = [py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-cache-dir"]
+        _run([*pip, str(ROOT)], cwd=ROOT, timeout=1200)
+        yield venv
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow
