@@ -30,7 +30,13 @@ from robojudge.judges._backend import (
     out_of_files,
     parse_retry_after,
 )
-from robojudge.judges._cache import ResponseCache, ResponseCacheError, default_cache_dir
+from robojudge.judges._cache import (
+    ResponseCache,
+    ResponseCacheError,
+    clear_response_cache,
+    default_cache_dir,
+    response_cache_state,
+)
 from robojudge.judges._config import (
     JudgeConfig,
     JudgeConfigError,
@@ -118,6 +124,8 @@ __all__ = [
     "Vote",
     "decode_frames",
     "default_cache_dir",
+    "clear_response_cache",
+    "response_cache_state",
     "endpoint_urls",
     "GRID_VIEWS",
     "GridCell",

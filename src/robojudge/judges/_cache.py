@@ -21,6 +21,11 @@ replies of that last second, not those of its unfinished items, and its rerun do
 again. Another process writing the same file meanwhile is seen on the next open; until then its new
 entries count as misses, which only costs re-sending those requests.
 
+:func:`response_cache_state` says where the file is, its size and its entries; :func:`clear_response_cache`
+removes it, or its entries older than an age (``robojudge cache info`` / ``robojudge cache clear``).
+Nothing is ever evicted otherwise: the file grows with every new request. Removing it is safe; it
+costs sending those requests again in a later run.
+
 A cache that cannot be opened (a read-only or full disk, a file that is not a database) raises
 :class:`ResponseCacheError`, naming the folder: running on without it would break the promise above
 without a word. A write that fails later (the disk filled meanwhile) ends neither a request nor the
@@ -43,7 +48,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from robojudge import settings
-from robojudge._sqlite import enable_wal
+from robojudge._sqlite import CacheCleared, CacheFileState, cache_file_state, clear_cache_file, enable_wal
 from robojudge.judges._backend import Completion
 
 CACHE_FILE = "judge-cache.sqlite"
@@ -59,6 +64,8 @@ VALUE_PRELOAD_BYTES = 64 * 2**20
 VALUE_PRELOAD_ROWS = 100_000
 """... and it has at most this many rows (so a big cache is never scanned to find out)."""
 _TABLES = ("replies", "frames")
+CACHE_NAME = "judge response cache"
+_WRITTEN = {table: "created" for table in _TABLES}  # (seconds since the epoch)
 _log = logging.getLogger(__name__)
 
 
@@ -86,6 +93,31 @@ class ResponseCacheError(RuntimeError):
 def default_cache_dir() -> Path:
     """Where the response cache lives unless told otherwise (see the module docstring)."""
     return settings.get().cache_dir
+
+
+def response_cache_state(folder: str | os.PathLike[str] | None = None) -> CacheFileState:
+    """The response cache file in ``folder`` (default :func:`default_cache_dir`) as it is now: its path,
+    size on disk, replies and frame entries (``entries["replies"]``, ``entries["frames"]``) and when the
+    oldest and newest were written. Nothing is created or changed."""
+    root = Path(folder).expanduser() if folder is not None else default_cache_dir()
+    return cache_file_state(CACHE_NAME, root / CACHE_FILE, _WRITTEN)
+
+
+def clear_response_cache(
+    folder: str | os.PathLike[str] | None = None, *, older_than_s: float | None = None
+) -> CacheCleared:
+    """Remove the response cache file in ``folder`` (default :func:`default_cache_dir`), or with
+    ``older_than_s`` only the replies and frame entries written more than that many seconds ago.
+
+    A later run sends the removed requests again and decodes those videos again; nothing stored in a
+    result store changes. See :func:`robojudge._sqlite.clear_cache_file` for a run that has the file
+    open meanwhile.
+
+    Raises:
+        robojudge._sqlite.CacheFileError: The file or its entries could not be removed.
+    """
+    root = Path(folder).expanduser() if folder is not None else default_cache_dir()
+    return clear_cache_file(CACHE_NAME, root / CACHE_FILE, _WRITTEN, older_than_s)
 
 
 class ResponseCache:

@@ -1,6 +1,7 @@
 """Running metrics over a suite: executors, resume, progress; the state and export of a run's results."""
 
 from robojudge._lifeline import WorkerStartError
+from robojudge._sqlite import CacheCleared, CacheFileError, CacheFileState
 from robojudge._tested import TESTED, install_tested, untested_libraries
 from robojudge.judges import judge_metric_id
 from robojudge.run._api import (
@@ -10,6 +11,7 @@ from robojudge.run._api import (
     load_suite_results,
     score_suite,
 )
+from robojudge.run._caches import cache_states, clear_caches
 from robojudge.run._executor import (
     Executor,
     LocalProcessExecutor,
@@ -70,6 +72,11 @@ from robojudge.run._unscored import UnscoredKind, unscored_lines
 from robojudge.run._where import default_run_dir, suite_store_url
 
 __all__ = [
+    "CacheCleared",
+    "CacheFileError",
+    "CacheFileState",
+    "cache_states",
+    "clear_caches",
     "ImportProblem",
     "ImportReport",
     "MetricCounts",

@@ -17,7 +17,9 @@ modification and change times: any rewrite, copy over or ``touch`` rehashes the 
 time, or its modification time where that is not later than the hash) is not trusted by a later
 run (a second write within the file system's timestamp granularity could keep size and times);
 within one process the memo trusts the stat. If the cache cannot be opened or written
-(read-only home), hashing goes on without it.
+(read-only home), hashing goes on without it. :func:`file_hash_cache_state` and
+:func:`clear_file_hash_cache` look at and empty it (``robojudge cache info`` / ``clear``); an emptied
+cache costs reading each input once more.
 """
 
 from __future__ import annotations
@@ -33,9 +35,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from robojudge._sqlite import enable_wal
+from robojudge._sqlite import CacheCleared, CacheFileState, cache_file_state, clear_cache_file, enable_wal
 
 CACHE_FILE = "file-hashes.sqlite"
+CACHE_NAME = "file-hash cache"
+_WRITTEN = {"digests": "hashed_ns / 1e9"}  # (the time of the hash, nanoseconds since the epoch)
 RACY_NS = 2_000_000_000
 """A digest counts as settled when taken this long (2 s) after the file's last change."""
 HASH_ATTEMPTS = 3
@@ -204,6 +208,31 @@ def _cache_key(path: str) -> str | bytes:
     except UnicodeEncodeError:
         return os.fsencode(path)
     return path
+
+
+def _folder(folder: str | os.PathLike[str] | None) -> Path:
+    from robojudge.judges import default_cache_dir
+
+    return Path(folder).expanduser() if folder is not None else default_cache_dir()
+
+
+def file_hash_cache_state(folder: str | os.PathLike[str] | None = None) -> CacheFileState:
+    """The file-hash cache in ``folder`` (default: the user cache folder) as it is now: its path, size
+    on disk and digests (``entries["digests"]``). Nothing is created or changed."""
+    return cache_file_state(CACHE_NAME, _folder(folder) / CACHE_FILE, _WRITTEN)
+
+
+def clear_file_hash_cache(
+    folder: str | os.PathLike[str] | None = None, *, older_than_s: float | None = None
+) -> CacheCleared:
+    """Remove the file-hash cache in ``folder`` (default: the user cache folder), or with
+    ``older_than_s`` only the digests taken more than that many seconds ago. The next plan reads those
+    files again to hash them; no result changes.
+
+    Raises:
+        robojudge._sqlite.CacheFileError: The file or its entries could not be removed.
+    """
+    return clear_cache_file(CACHE_NAME, _folder(folder) / CACHE_FILE, _WRITTEN, older_than_s)
 
 
 _default: FileHasher | None = None
