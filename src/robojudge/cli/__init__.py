@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "train": ("_train", "app", "group"),
     "select": ("_select", "app", "group"),
     "settings": ("_settings", "settings_cmd", "command"),
+    "cache": ("_cache", "app", "group"),
 }
 
 
