@@ -121,6 +121,15 @@ def test_a_cache_that_cannot_be_opened_is_named_with_the_ways_round(tmp_path: Pa
     assert (f"error: cannot open the judge response cache in {default}, the folder $ROBOJUDGE_CACHE_DIR "
             "gives (file is not a database): set ROBOJUDGE_CACHE_DIR or pass --cache-dir DIR to put it in a "
             "writable folder with free space, or pass --no-cache" in res.output)
+    # how big it is and how to remove it (audit diskfull F5: not said), where there is a file
+    assert ("(a rerun then sends every request again); or remove it (1 KB): `robojudge cache clear --judge` "
+            "(no stored result changes; a rerun sends its requests again)" in res.output)
+    assert "cache clear" not in CliRunner().invoke(app, [*base, "--cache-dir", str(under_a_file)]).output
+    given = tmp_path / "given cache"
+    given.mkdir()
+    (given / CACHE_FILE).write_bytes(b"not a database" * 100)
+    res = CliRunner().invoke(app, [*base, "--cache-dir", str(given)])
+    assert f"`robojudge cache clear --judge --cache-dir '{given}'`" in res.output
     assert not (tmp_path / "r.sqlite").exists()  # refused before any work
 
 

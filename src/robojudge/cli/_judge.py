@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from enum import StrEnum
@@ -21,6 +22,7 @@ from rich.progress import (
 )
 
 from robojudge import settings
+from robojudge.cli._cache import file_size
 from robojudge.cli._common import (
     CACHE_DIR_HELP,
     check_settings,
@@ -56,6 +58,7 @@ from robojudge.judges import (
     load_judges_file,
     load_rubric_file,
     make_judge,
+    response_cache_state,
     shown_endpoint,
 )
 from robojudge.run import (
@@ -119,7 +122,15 @@ def cache_open_error(exc: ResponseCacheError, flag: str, no_cache: str | None = 
         move = f"give {flag} a writable folder with free space"
     alone = (f", or pass {no_cache} to run without it (a rerun then sends every request again)"
              if no_cache else "")
-    return f"cannot open the judge response cache in {exc.folder}{given} ({exc.reason}): {move}{alone}"
+    said = f"cannot open the judge response cache in {exc.folder}{given} ({exc.reason}): {move}{alone}"
+    state = response_cache_state(exc.folder)
+    if not state.exists:
+        return said
+    # (a full disk: how big the cache is, and that it may be removed)
+    folder = "" if exc.default else f" --cache-dir {shlex.quote(str(exc.folder))}"
+    clear = "robojudge cache clear --judge" + folder
+    return (f"{said}; or remove it ({file_size(state.size)}): `{clear}` (no stored result changes; a rerun "
+            "sends its requests again)")
 
 
 def _inline_name(model: str) -> str:
