@@ -96,7 +96,7 @@ class Variable:
 VARIABLES: tuple[Variable, ...] = (
     Variable(
         CACHE_DIR_ENV,
-        "Folder of the judge response cache and the file-hash cache.",
+        "Folder of the judge response cache and the file-hash cache (`robojudge cache info`, `clear`).",
         f"`${XDG_CACHE_ENV}/robojudge`, else `~/.cache/robojudge`",
     ),
     Variable(XDG_CACHE_ENV, f"The user cache folder, used when `{CACHE_DIR_ENV}` is unset.", "`~/.cache`"),
