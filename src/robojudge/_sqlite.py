@@ -8,12 +8,14 @@ at once). :func:`enable_wal` retries the switch with a short backoff until ``tim
 
 The user cache files (the judge response cache, the file-hash cache) are looked at and emptied through
 :func:`cache_file_state` and :func:`clear_cache_file`, which :mod:`robojudge.judges` and
-:mod:`robojudge.run` call with their own file and tables. Stdlib only, so every layer can use it.
+:mod:`robojudge.run` call with their own file and tables.
+:func:`disk_full_note` tells a full disk from SQLite's vaguer words. Stdlib only, so every layer can use it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -244,3 +246,29 @@ def clear_cache_file(
         db.close()
     return CacheCleared(name, path, removed, kept, before, size_on_disk(path), False, not_compacted)
 
+#: Below this many free bytes a disk counts as full: SQLite grows its files a page or a -wal frame at a
+#: time, so a write that failed for want of room leaves the disk with less than that free.
+FULL_BELOW_BYTES = 1 << 20
+
+_FULL_WORDS = ("database or disk is full", "no space left on device")
+
+
+def disk_full_note(reason: str, folder: Path) -> str | None:
+    """What to add to an SQLite failure ``reason`` (the driver's text) when the disk holding ``folder`` is
+    full, or None.
+
+    SQLite says "database or disk is full" (SQLITE_FULL) where a write found no room, which may also be
+    a quota or a full temporary folder; and only "disk I/O error" (SQLITE_IOERR) where even a reader could
+    not make its 32 KiB ``-shm`` file on a full disk. The folder's free space tells a full disk apart: the
+    note says so and names the folder. Where the disk has room, the driver's words are all that is known.
+    """
+    text = reason.lower()
+    if not any(word in text for word in _FULL_WORDS) and "disk i/o error" not in text:
+        return None
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return None
+    if free >= FULL_BELOW_BYTES:
+        return None
+    return f"the disk holding {folder} is full ({free:,} bytes free)"

@@ -45,7 +45,7 @@ from sqlalchemy.sql import Select, text
 import robojudge
 from robojudge._activity import step
 from robojudge._files import process_exists
-from robojudge._sqlite import enable_wal
+from robojudge._sqlite import disk_full_note, enable_wal
 from robojudge.store._errors import StoreError
 from robojudge.store._row import STATUSES, ResultRow, key_problem
 from robojudge.store._schema import (
@@ -435,9 +435,21 @@ class ResultStore:
             # Decided per connection: a writer that opens the file later makes the next one a WAL reader.
             before = _FileState.of(path)  # taken first: a change after it, however early, is seen
             uri = _read_only_uri(path)
-            conn = sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False,
-                                   factory=_ReaderConnection)
-            conn.unlocked_since = before if uri.endswith("&immutable=1") else None
+            conn = _open_reader(uri)
+            if not uri.endswith(_IMMUTABLE):
+                try:
+                    conn.execute("SELECT count(*) FROM sqlite_master").fetchall()  # makes the -shm file
+                except sqlite3.OperationalError as exc:
+                    # A full disk: no room for the -shm file every reader of a WAL database makes. With
+                    # nothing in a -wal file the main file holds everything, so it is read without locks,
+                    # checked after each read as on a read-only folder.
+                    if not _no_room_to_read(exc) or before.companions or _FileState.of(path).companions:
+                        conn.close()
+                        raise
+                    conn.close()
+                    uri += _IMMUTABLE
+                    conn = _open_reader(uri)
+            conn.unlocked_since = before if uri.endswith(_IMMUTABLE) else None
             return conn
 
         try:
@@ -1180,7 +1192,17 @@ class ResultStore:
         reason = " ".join(line.strip() for line in reason.splitlines() if line.strip())
         # Only URLs and password= settings are masked: the drivers never quote the password alone, and
         # replacing its every occurrence turned a short one's word into *** all over a message, showing it.
-        return mask_text(reason)
+        reason = mask_text(reason)
+        path = self._sqlite_path()
+        note = disk_full_note(reason, path.parent) if path is not None else None
+        return f"{reason}: {note}" if note else reason
+
+    def _sqlite_path(self) -> Path | None:
+        """The file of an SQLite store given as a path (None for PostgreSQL or an in-memory store)."""
+        database = self._url.database or ""
+        if self._dialect != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+            return None
+        return Path(database).expanduser().absolute()
 
 
 #: Suffixes of files a store is exported to or read from, never an SQLite store's own name.
@@ -1356,6 +1378,22 @@ class _ReaderConnection(sqlite3.Connection):
     unlocked_since: _FileState | None = None
 
 
+_IMMUTABLE = "&immutable=1"
+
+
+def _open_reader(uri: str) -> _ReaderConnection:
+    return sqlite3.connect(uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_S, check_same_thread=False,
+                           factory=_ReaderConnection)
+
+
+def _no_room_to_read(exc: sqlite3.Error) -> bool:
+    """Whether a ``mode=ro`` reader failed for want of room for its ``-shm`` file (a full disk, a quota):
+    SQLite says "disk I/O error" (SQLITE_IOERR_SHMOPEN, _SHMSIZE), "database or disk is full" or
+    "unable to open database file"."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_IOERR", "SQLITE_FULL", "SQLITE_CANTOPEN"))
+
+
 def _read_only_uri(path: Path) -> str:
     """The SQLite URI that opens ``path`` for reading without writing to it.
 
@@ -1364,7 +1402,9 @@ def _read_only_uri(path: Path) -> str:
     of a WAL database does; the database itself is never written). Where those files cannot be made
     -- the folder is not writable, or the file is marked read-only (no write permission bits, which
     root would otherwise ignore) -- and no writer has the file open (no ``-wal`` or ``-journal``),
-    it opens ``immutable``: no lock, no ``-shm``. On read-only media nothing changes the file; but a
+    it opens ``immutable``: no lock, no ``-shm``. A folder on a full disk, where the ``-shm`` file finds
+    no room, is found out only by trying: the reader then opens ``immutable`` too, where no ``-wal``
+    holds anything (``ResultStore._create_sqlite_reader``). On read-only media nothing changes the file; but a
     read-only mount or another user's folder may still be written by someone else, and SQLite reading
     ``immutable`` would then return rows torn and twice, without an error. So each read through such a
     connection checks the file afterwards (:meth:`ResultStore._read`): a change is an error (and
@@ -1376,7 +1416,7 @@ def _read_only_uri(path: Path) -> str:
     except OSError:
         marked_read_only = False
     frozen = marked_read_only or not os.access(path.parent, os.W_OK)
-    return f"file:{urllib.parse.quote(str(path))}?mode=ro" + ("&immutable=1" if frozen and not busy else "")
+    return f"file:{urllib.parse.quote(str(path))}?mode=ro" + (_IMMUTABLE if frozen and not busy else "")
 
 
 def _configure_sqlite(engine: Engine, *, read_only: bool = False) -> None:
