@@ -66,11 +66,13 @@ def test_a_decoder_crash_in_the_judge_process_costs_one_item(setup: Setup) -> No
     assert second.returncode == 0, second.stdout + second.stderr
     out = " ".join(second.stdout.split())
     if len(noted) == 1:
-        assert ("1 item an earlier run was working on when it ended (a crash or a kill) had its video "
-                "decoded in a decoder process: crash; a crash there costs that item only") in out
+        assert ("1 item an earlier run was working on when it ended (a crash, a kill or a store that "
+                "stopped) had its video decoded in a decoder process: crash; a crash there costs that item "
+                "only") in out
     else:
-        assert ("2 items an earlier run was working on when it ended (a crash or a kill) had their videos "
-                "decoded in a decoder process: a, crash; a crash there costs that item only") in out
+        assert ("2 items an earlier run was working on when it ended (a crash, a kill or a store that "
+                "stopped) had their videos decoded in a decoder process: a, crash; a crash there costs that "
+                "item only") in out
     with ResultStore(db) as store:
         rows = {r.item_id: r for r in store.rows()}
         assert {i: r.status for i, r in rows.items()} == {"a": "ok", "crash": "error", "b": "ok"}

@@ -150,3 +150,35 @@ def test_a_cache_that_stops_taking_writes_is_reported(tmp_path: Path, make_items
             "6 replies of this run are not in it, and a rerun sends those requests again" in res.output)
     with ResultStore(tmp_path / "r.sqlite", read_only=True) as st:
         assert len(st.rows()) == 6
+
+
+def test_a_store_that_takes_no_writes_names_the_item_the_next_run_decodes_apart(
+    tmp_path: Path, make_items: Any
+) -> None:
+    # Before, the stop said nothing of the decode note it left behind (score does), and the rerun called
+    # that item "a crash or a kill". (The rerun here runs in this same process, whose notes are not an
+    # ended run's: tests/judges/test_judge_decode_crash.py checks the rerun's words.)
+    manifest = _manifest(tmp_path, make_items, 3)
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 1)
+    with sqlite3.connect(db) as con:  # item1's rows are refused, and so is the removal of its decode note
+        con.execute("CREATE TRIGGER keep_note BEFORE DELETE ON robojudge_meta WHEN OLD.value LIKE "
+                    "'%\"item_id\": \"item1\"%' BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    args = ["judge", str(manifest), "--backend", "openai", "--model", "m", "--rubric", "pa", "--db", str(db),
+            "--cache-dir", str(tmp_path / "c"), "--concurrency", "1", "--decode-workers", "0",
+            "--no-progress"]
+    with FakeServer(_pa) as srv:
+        res = CliRunner().invoke(app, [*args, "--base-url", srv.url])
+        assert res.exit_code == 2, res.output
+        assert (f"free space in {tmp_path} and rerun the same command: it resumes, and decodes the video of "
+                "item1 in a decoder process, as after a crash (its in-flight note could not be cleared)"
+                ) in " ".join(res.output.split())
+        with ResultStore(db, read_only=True) as st:
+            assert set(st.in_flight()) == {"item1"}
+        with sqlite3.connect(db) as con:
+            con.execute("DROP TRIGGER keep_note")
+        free_space(db)
+        res = CliRunner().invoke(app, [*args, "--base-url", srv.url])
+    assert res.exit_code == 0, res.output
+    with ResultStore(db, read_only=True) as st:
+        assert len(st.rows()) == 3

@@ -193,11 +193,12 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] = ()) -> typer.Exit:
+def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] = (),
+                 apart: str = "computes {} again alone in a child process") -> typer.Exit:
     """Print why the store stopped taking rows during a run (``error``), what it holds (``stored``, such
     as "40 results") and how to go on; the exit (status 2) to raise once the run's summary is printed.
     ``in_flight``: items whose in-flight note the run could not clear (``RunStoppedError.in_flight``),
-    which the next run computes alone as if they had crashed it."""
+    which the next run handles as if they had crashed it: ``apart`` says how, ``{}`` their names."""
     then = "rerun the same command once the store can be written again: it resumes"
     if "full" in error or "No space" in error:
         try:
@@ -209,8 +210,8 @@ def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] 
         then = f"free space {where} and rerun the same command: it resumes"
     if in_flight:
         notes = "its in-flight note" if len(in_flight) == 1 else "their in-flight notes"
-        then += (f", and computes {first_names(list(in_flight))} again alone in a child process, as after a "
-                 f"crash ({notes} could not be cleared)")
+        names = first_names(list(in_flight))
+        then += f", and {apart.format(names)}, as after a crash ({notes} could not be cleared)"
     return fail(f"{error}; {stored} are stored; {then}")
 
 

@@ -406,9 +406,9 @@ def print_judge_summary(name: str, s: JudgeRunSummary, *, max_errors: int = 20) 
         n = len(s.isolated)
         names = first_names(s.isolated)
         console.print(
-            f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was working on when it ended (a crash "
-            f"or a kill) had {'their videos' if n != 1 else 'its video'} decoded in a decoder process:[/] "
-            f"{escape(names)}; a crash there costs that item only (a video error row)",
+            f"[yellow]{n} item{'s' if n != 1 else ''} an earlier run was working on when it ended (a crash, "
+            f"a kill or a store that stopped) had {'their videos' if n != 1 else 'its video'} decoded in a "
+            f"decoder process:[/] {escape(names)}; a crash there costs that item only (a video error row)",
             markup=True, highlight=False,
         )
     if s.cache_error:
@@ -635,7 +635,8 @@ def judge(
     except RunStoppedError as exc:  # after work started: what was done, then why it stopped
         if isinstance(exc.summary, JudgeRunSummary):
             print_judge_summary(cfg.name, exc.summary)
-        raise store_failed(str(exc), f"{exc.summary.stored} judgments", exc.url) from None
+        raise store_failed(str(exc), f"{exc.summary.stored} judgments", exc.url, exc.in_flight,
+                           apart="decodes the video of {} in a decoder process") from None
     except OpenFilesError as exc:  # refused before starting, or stopped during the run (finished rows kept)
         if isinstance(exc.summary, JudgeRunSummary):
             print_judge_summary(cfg.name, exc.summary)

@@ -138,7 +138,8 @@ class _DecodeNotes:
     decoded, or computed by ``robojudge score``, when that process ended: it is decoded in a decoder
     process, where a crash costs that item only (a video error row), and this run's notes on it are
     cleared. The note of a run still going on on this host is neither (a note of another host is taken
-    for a crash: see :meth:`ResultStore.in_flight`).
+    for a crash: see :meth:`ResultStore.in_flight`). ``uncleared``: items whose note could not be cleared,
+    the store taking no writes (a full disk); the run that stops on it names them.
     """
 
     def __init__(self, store: ResultStore, metrics: Sequence[str], decoder: DecoderPool | None) -> None:
@@ -149,6 +150,7 @@ class _DecodeNotes:
         self.ours = {item for item, noted in notes.items() if set(noted) & set(self.metrics)}
         self._decoder = decoder
         self._apart: DecoderPool | None = None
+        self.uncleared: set[str] = set()
 
     @contextlib.contextmanager
     def noted(self, item_id: str) -> Iterator[None]:
@@ -156,7 +158,21 @@ class _DecodeNotes:
         try:
             yield
         finally:  # a decode that ends in any way but a crash (Ctrl-C included) leaves no note
-            self.store.clear_in_flight([item_id])
+            try:
+                self.store.clear_in_flight([item_id])
+            except StoreError:  # the store takes no writes: the decode is good, its rows stop the run
+                self.uncleared.add(item_id)
+
+    def left_after_stop(self) -> list[str]:
+        """Once the store stopped the run: the items whose note is still there (cleared now if the store
+        takes that write), which the next run decodes in a decoder process as after a crash."""
+        if not self.uncleared:
+            return []
+        try:
+            self.store.clear_in_flight(sorted(self.uncleared))
+        except StoreError:
+            return sorted(self.uncleared)
+        return []
 
     def apart(self, item_id: str) -> DecoderPool | None:
         """The pool to decode ``item_id`` in if an earlier run ended on it, else None."""
@@ -390,6 +406,7 @@ def judge_items(
     cache = cache if cache is not None else ResponseCache()
     stopped: StoreError | None = None
     out_of_files: OpenFilesError | None = None
+    notes: _DecodeNotes | None = None
     try:
         be = backend if backend is not None else make_backend(judge)
         engine = JudgeEngine(
@@ -452,7 +469,8 @@ def judge_items(
         summary.cache_unsaved = cache.unsaved
     summary.seconds = time.perf_counter() - started
     if stopped is not None:
-        raise RunStoppedError(stopped, summary, store.url) from stopped
+        left = notes.left_after_stop() if notes is not None else []
+        raise RunStoppedError(stopped, summary, store.url, left) from stopped
     if out_of_files is not None:
         out_of_files.summary = summary
         raise out_of_files
