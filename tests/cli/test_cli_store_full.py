@@ -3,6 +3,7 @@ stored and how to resume, exit status 2; the same command then resumes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -64,3 +65,34 @@ def test_a_store_that_takes_no_writes_names_the_item_the_next_run_computes_alone
     assert (f"1 results are stored; free space in {tmp_path} and rerun the same command: it resumes, and "
             "computes v1 again alone in a child process, as after a crash (its in-flight note could not be "
             "cleared)" in " ".join(res.output.split()))
+
+
+def test_a_stop_that_leaves_results_in_the_wal_file_says_to_keep_it(tmp_path: Path) -> None:
+    # Before, only "free space and rerun": a store moved without its -wal file read as "malformed", and a
+    # -wal file deleted to make room took the newest results with it.
+    manifest = _suite(tmp_path, 4)
+    db = tmp_path / "r.sqlite"
+    fill_after(db, 2)
+    args = ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(db), "--no-progress"]
+    # A second connection held open keeps the run's close from folding the -wal file into r.sqlite, as a
+    # full disk does (the fold writes the main file).
+    held = sqlite3.connect(db)
+    held.execute("SELECT COUNT(*) FROM robojudge_results").fetchall()
+    try:
+        res = CliRunner().invoke(build_app("score"), args)
+        assert (db.with_name("r.sqlite-wal")).stat().st_size > 0
+    finally:
+        held.close()
+    assert res.exit_code == 2, res.output
+    assert (f"2 results are stored; free space in {tmp_path} and rerun the same command: it resumes. The "
+            "store is two files now: r.sqlite and r.sqlite-wal beside it, which holds results not yet in "
+            "r.sqlite; keep them together (move or copy both, or the whole folder) and do not delete "
+            "r.sqlite-wal: the next run that writes the store with space folds it into r.sqlite"
+            in " ".join(res.output.split()))
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        con.execute("DROP TRIGGER disk_full")
+    res = CliRunner().invoke(build_app("score"), args)
+    assert res.exit_code == 0, res.output
+    assert "two files" not in res.output
+    wal = db.with_name("r.sqlite-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # folded in by the run that wrote with space

@@ -198,21 +198,39 @@ def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] 
     """Print why the store stopped taking rows during a run (``error``), what it holds (``stored``, such
     as "40 results") and how to go on; the exit (status 2) to raise once the run's summary is printed.
     ``in_flight``: items whose in-flight note the run could not clear (``RunStoppedError.in_flight``),
-    which the next run handles as if they had crashed it: ``apart`` says how, ``{}`` their names."""
+    which the next run handles as if they had crashed it: ``apart`` says how, ``{}`` their names.
+
+    An SQLite store whose ``-wal`` file still holds rows once the run closed it (on a full disk SQLite
+    cannot fold it into the main file) is said to be two files: the main file alone reads as
+    "malformed", and deleting the ``-wal`` file to make room deletes those results."""
     then = "rerun the same command once the store can be written again: it resumes"
+    try:
+        url = parse_url(db_url)
+    except StoreError:
+        url = None
+    database = url.database if url is not None and url.get_backend_name() == "sqlite" else None
+    if database in ("", ":memory:") or (database or "").startswith("file:"):
+        database = None
     if "full" in error or "No space" in error:
-        try:
-            url = parse_url(db_url)
-        except StoreError:
-            url = None
-        database = url.database if url is not None and url.get_backend_name() == "sqlite" else None
-        where = f"in {Path(database).parent}" if database else "for the store"
+        where = f"in {Path(database).expanduser().absolute().parent}" if database else "for the store"
         then = f"free space {where} and rerun the same command: it resumes"
     if in_flight:
         notes = "its in-flight note" if len(in_flight) == 1 else "their in-flight notes"
         names = first_names(list(in_flight))
         then += f", and {apart.format(names)}, as after a crash ({notes} could not be cleared)"
+    if database and _has_rows_in_wal(Path(database).expanduser().absolute()):
+        name = Path(database).name
+        then += (f". The store is two files now: {name} and {name}-wal beside it, which holds results not "
+                 f"yet in {name}; keep them together (move or copy both, or the whole folder) and do not "
+                 f"delete {name}-wal: the next run that writes the store with space folds it into {name}")
     return fail(f"{error}; {stored} are stored; {then}")
+
+
+def _has_rows_in_wal(path: Path) -> bool:
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size > 0
+    except OSError:
+        return False
 
 
 P = ParamSpec("P")
