@@ -110,3 +110,30 @@ def test_a_rerun_stopped_part_way_through_its_renames_names_the_files_replaced(
     named = said.split("(replaced or removed: ")[1].split(")")[0].split(", ")
     assert set(changed) <= set(named), (changed, named)
     assert "; the other files are as they were: run the report again" in said
+
+
+def test_a_manifest_report_stopped_between_its_two_groups_says_which_files_are_new(tmp_path: Path) -> None:
+    # The summary's files are replaced first, then the page and its tables. Before, a page that could not
+    # be written was "index.html and tables/ ... are as they were", though the summary beside it (and
+    # provenance.json, which the page says holds the same) was already the new report's.
+    url, manifest = write_run(tmp_path / "run", judge=False)
+    out = tmp_path / "report"
+    cmd = [sys.executable, "-m", "robojudge", "report", str(manifest), "--db", url, "--out", str(out),
+           "--bootstrap", "0"]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    before = snapshot(out)
+    with ResultStore(url) as store:  # a judge scored since: the new report differs
+        store.add([r for r in build_rows(build_items()) if r.metric.startswith("judge:")])
+    # index.html is about 250 kB; the summary's files, each under 64 kB, are written whole.
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                         preexec_fn=limited("fsize", 64_000))
+    assert res.returncode == 2, res.stderr
+    after = snapshot(out)
+    changed = {k for k in after if before.get(k) != after[k]}
+    assert "summary.csv" in changed and "provenance.json" in changed and "index.html" not in changed
+    said = [ln for ln in res.stderr.splitlines() if ln.startswith("error:")]
+    assert said == [f"error: cannot write {out / 'index.html'}: File too large; summary.csv, summary.md, "
+                    f"errors.csv, results.csv and provenance.json in {out} are new, but index.html and "
+                    "tables/ are still those of the previous report (or absent), so the two may disagree; "
+                    "free space and rerun the same command to write them all"]

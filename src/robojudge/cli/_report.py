@@ -225,6 +225,8 @@ def _report(watch: _SummaryWatch, target: str, db: str | None, suite: Path | Non
         if not _written_into(folder, exc):
             raise
         whole = f"index.html and tables/ in {folder} are as they were"
+        if watch.folder is not None and _file_identity(folder / "summary.csv") != watch.before:
+            whole = _mixed(folder, "free space and rerun the same command to write them all")
         raise fail(write_error(folder, exc, _kept(folder, exc, whole))) from None
     watch.folder = None  # both groups are written
     if summary is not None:
@@ -261,12 +263,16 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
 def _stopped_between(folder: Path) -> typer.Exit:
     """Say what a report stopped between its two groups of files left in ``folder`` (the summary's new,
     the page and its tables the previous report's, or none), and the exit to raise."""
-    err_console.print(
-        f"interrupted: summary.csv, summary.md, errors.csv, results.csv and provenance.json in {folder} are "
-        "new, but "
-        "index.html and tables/ are still those of the previous report (or absent), so the two may "
-        "disagree; rerun the same command to write them all", markup=False, highlight=False)
+    err_console.print(f"interrupted: {_mixed(folder, 'rerun the same command to write them all')}",
+                      markup=False, highlight=False)
     return typer.Exit(130)
+
+
+def _mixed(folder: Path, then: str) -> str:
+    """What a manifest's report stopped between its two groups of files leaves in ``folder``."""
+    return (f"summary.csv, summary.md, errors.csv, results.csv and provenance.json in {folder} are new, but "
+            "index.html and tables/ are still those of the previous report (or absent), so the two may "
+            f"disagree; {then}")
 
 
 def _refuse_linked_default(folder: Path) -> None:
