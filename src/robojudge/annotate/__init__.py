@@ -21,7 +21,14 @@ from robojudge.annotate._admin import (
     segment_count,
     update_annotator,
 )
-from robojudge.annotate._errors import AnnotateError, Conflict, Forbidden, InvalidLabel, NotFound
+from robojudge.annotate._errors import (
+    AnnotateError,
+    Conflict,
+    Forbidden,
+    InvalidLabel,
+    NotFound,
+    StorageError,
+)
 from robojudge.annotate._export import (
     ScoreFiles,
     SubmittedLabel,
@@ -104,6 +111,7 @@ __all__ = [
     "Rubric",
     "ScoreFiles",
     "SegmentSpan",
+    "StorageError",
     "SubmittedLabel",
     "TaskPage",
     "add_annotator",

@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Engine, Row, create_engine, event, inspect, select, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError, SQLAlchemyError
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from robojudge._sqlite import enable_wal
+from robojudge._sqlite import disk_full_note, enable_wal
 from robojudge.annotate import _schema as s
-from robojudge.annotate._errors import AnnotateError, NotFound
+from robojudge.annotate._errors import AnnotateError, NotFound, StorageError
 from robojudge.store import StoreError, display_url, mask_text, parse_url
 
 BUSY_TIMEOUT_S = 60.0
@@ -46,6 +46,7 @@ class Database:
             raise AnnotateError(str(exc)) from None
         self.url = display_url(parsed)
         self.dialect = parsed.get_backend_name()
+        self._folder: Path | None = None  # an SQLite file's folder, whose disk a failure may have filled
         kwargs: dict[str, Any] = {}
         if self.dialect == "sqlite":
             database = parsed.database or ""
@@ -55,6 +56,7 @@ class Database:
                         f"database file {database} does not exist (robojudge annotate init creates one)"
                     )
                 Path(database).parent.mkdir(parents=True, exist_ok=True)
+                self._folder = Path(database).expanduser().absolute().parent
             kwargs["connect_args"] = {"timeout": BUSY_TIMEOUT_S, "check_same_thread": False}
         else:
             kwargs["pool_pre_ping"] = True
@@ -125,9 +127,13 @@ class Database:
         try:
             yield
         except SQLAlchemyError as exc:
-            raise AnnotateError(
-                f"database {self.url}: {mask_text(str(exc.orig if isinstance(exc, DBAPIError) else exc))}"
-            ) from exc
+            reason = mask_text(str(exc.orig if isinstance(exc, DBAPIError) else exc))
+            if not isinstance(exc, OperationalError | InterfaceError):  # a constraint, a bug: as it was
+                raise AnnotateError(f"database {self.url}: {reason}") from exc
+            # The database itself failed (a full disk, a server gone): not the request's fault.
+            note = disk_full_note(reason, self._folder) if self._folder is not None else None
+            raise StorageError(f"database {self.url}: {reason}" + (f": {note}" if note else ""),
+                               disk_full=note is not None) from exc
 
 
 def _transient(exc: DBAPIError) -> bool:

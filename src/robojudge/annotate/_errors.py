@@ -7,6 +7,20 @@ class AnnotateError(ValueError):
     """Any refusal of the annotation service; the message says what and why."""
 
 
+class StorageError(AnnotateError):
+    """The database could not be read or written: a full disk, a server gone, a lock held too long
+    (HTTP 503). The message names the database, for the server's log and the command line, never for a
+    page an annotator sees.
+
+    Attributes:
+        disk_full: The disk holding the SQLite database is full.
+    """
+
+    def __init__(self, message: str, *, disk_full: bool = False) -> None:
+        super().__init__(message)
+        self.disk_full = disk_full
+
+
 class NotFound(AnnotateError):
     """No such project, annotator, assignment, media or round (HTTP 404)."""
 

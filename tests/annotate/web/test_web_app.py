@@ -827,3 +827,37 @@ def test_ending_sessions_compares_no_clocks(app, project, monkeypatch):
     assert c.get("/").status_code == 200
     with AnnotationService(project.db) as svc:
         assert svc.sessions_generation(svc.authenticate("alice", PASSWORD).id) == 1
+
+
+def test_a_database_that_cannot_save_is_a_503_naming_no_path(app, project, monkeypatch):
+    # Audit diskfull F7: a submit on a full disk was a 400 (the annotator's fault) whose page showed the
+    # database's path, "sqlite:////.../ann.sqlite: database or disk is full".
+    import shutil
+
+    from _limits import file_size_limit
+
+    c = logged_in(app, "alice")
+    aid = tasks(c, "label")[0]
+    assert post_form(c, aid, "reveal", PA_PART).status_code == 303
+    html = c.get(f"/task/{aid}").text
+    data = {**FULL, "csrf_token": page_csrf(html),
+            "base_version": re.search(r'name="base_version" value="(\d+)"', html).group(1)}
+    folder = project.db.removeprefix("sqlite:///").rsplit("/", 1)[0]
+
+    def full(path):  # the disk holding the database has 4 KiB left
+        return shutil._ntuple_diskusage(1 << 30, (1 << 30) - 4096, 4096)
+
+    monkeypatch.setattr(shutil, "disk_usage", full)
+    with file_size_limit(0):  # no file grows: SQLite's writes fail as on a full disk
+        page = checked(c.post(f"/task/{aid}/submit", data=data))
+        draft = c.post(f"/api/task/{aid}/draft", headers={"X-CSRF-Token": page_csrf(html)},
+                       json={"base_version": int(data["base_version"]), "values": {**FULL, "ia": "2"}})
+    assert page.status_code == 503 and page.headers["retry-after"] == "60"
+    assert "the server could not save: its disk is full. What you entered on a task is kept in this " \
+           "browser" in page.text
+    assert draft.status_code == 503
+    assert draft.json()["detail"].startswith("the server could not save: its disk is full. ")
+    for text in (page.text, draft.text):
+        assert folder not in text and "sqlite" not in text and "ann.sqlite" not in text
+    monkeypatch.undo()
+    assert c.post(f"/task/{aid}/submit", data=data).status_code == 303  # space again: the same form goes

@@ -271,6 +271,32 @@ def test_a_submit_waiting_for_a_save_that_fails_is_dropped_and_said(browser, pro
     assert task.stage == "pa" and task.current is not None and task.current.values.pa == 4
 
 
+def test_a_submit_waiting_for_a_save_the_server_could_not_store_stays_on_the_page(browser, project):
+    # A save answered 503 (the server's disk full) said "draft not saved: ..." and then sent the submit
+    # waiting for it anyway, which failed the same way and left the page (audit diskfull F7).
+    held, hold_first = hold_first_post()
+    full = ('{"detail": "the server could not save: its disk is full. What you entered on a task is kept in '
+            'this browser and offered back when you open the task again"}')
+
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (_context, _base, w):
+        p = w.page
+        aid = _open_first(p)
+        p.route("**/api/task/*/draft", hold_first)
+        for name, value in PA_STAGE.items():
+            p.check(f'input[name="{name}"][value="{value}"]')
+        _wait_until(lambda: held or p.wait_for_timeout(100), what="the first save")
+        p.click("#reveal")  # waits for the save on its way
+        held[0].fulfill(status=503, content_type="application/json", body=full)
+        alert = p.get_by_role("alert").filter(has_text="not submitted")
+        alert.wait_for(timeout=15_000)
+        assert alert.inner_text() == ("not submitted: the server could not save: its disk is full; your "
+                                      "changes are kept in this browser; press Submit again")
+        assert p.evaluate(KEPT) == [f"robojudge.unsaved.{aid}"]
+        wait_saved(p)  # the 3-second retry saves the draft, and that is all
+        p.wait_for_timeout(500)
+        assert p.locator("#instruction").count() == 0 and p.url.endswith(f"/task/{aid}")
+
+
 def _evidence(project, aid):
     """The evidence of the task's latest version (None before the first save)."""
     with AnnotationService(project.db) as svc:

@@ -28,6 +28,7 @@ from robojudge.annotate import (
     Forbidden,
     InvalidLabel,
     NotFound,
+    StorageError,
 )
 from robojudge.annotate.web._context import CsrfRejected, NotLoggedIn, WebContext, error_response, wants_json
 from robojudge.annotate.web._folders import playable
@@ -132,6 +133,19 @@ def media_response(ctx: WebContext, request: Request, user: Annotator, media_id:
                              media_type=media_type)
 
 
+def _storage_failed(request: Request, exc: StorageError) -> Response:
+    """503 for a database that could not be read or written: the server's fault, for a while. The page
+    says what happened and that the work typed is kept in the browser (app.js keeps a copy of every task
+    form and offers it back); the database and its folder go to the server's log only, as a folder named
+    after a generator would unblind the annotator."""
+    log.error("%s %s: %s", request.method, request.url.path, exc)
+    why = ("the server could not save: its disk is full" if exc.disk_full else
+           "the server could not read or write its database")
+    return error_response(request, 503, f"{why}. What you entered on a task is kept in this browser and "
+                          "offered back when you open the task again: try again later, and tell the "
+                          "project's administrator", headers={"Retry-After": "60"})
+
+
 def build_app(ctx: WebContext) -> FastAPI:
     app = FastAPI(title="robojudge annotation", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.ctx = ctx
@@ -151,6 +165,8 @@ def build_app(ctx: WebContext) -> FastAPI:
 
     @app.exception_handler(AnnotateError)
     def _refused(request: Request, exc: AnnotateError) -> Response:
+        if isinstance(exc, StorageError):
+            return _storage_failed(request, exc)
         status = next((code for cls, code in _STATUS if isinstance(exc, cls)), 400)
         return error_response(request, status, str(exc), field_name=getattr(exc, "field", None))
 

@@ -23,7 +23,7 @@ COOKIE = "rj_session"
 LOGIN_COOKIE = "rj_login"
 CSRF_HEADER = "X-CSRF-Token"
 _TITLES = {401: "Not logged in", 403: "Forbidden", 404: "Not found", 409: "Conflict", 422: "Invalid label",
-           429: "Too many attempts"}
+           429: "Too many attempts", 503: "Not saved"}
 
 
 class NotLoggedIn(Exception):

@@ -347,6 +347,15 @@
             }
           });
           return; // the retry's reply goes on with a waiting submit
+        } else if (r.status >= 500) {
+          // the server could not save (its disk full, its database gone): a submit waiting for this save
+          // would fail the same way, and leave the page; it stays here, with the work kept in this browser
+          dirty = true;
+          form.dataset.saved = "0";
+          // (the app's 503 says why in its first sentence; a proxy's 502 has no JSON: its status)
+          const why = (data.detail ? String(data.detail).split(". ")[0] : String(r.status)) +
+            "; your changes are kept in this browser";
+          if (!dropSubmit(why)) show("draft not saved: " + why, true);
         } else {
           dirty = true;
           form.dataset.saved = "0";
