@@ -158,27 +158,29 @@ def cache_file_state(
     """
     if not path.exists():
         return CacheFileState(name, path, False, size_on_disk(path))
+    real = path.resolve()  # SQLite's side files lie beside a link's target
+    # With no -wal or -journal beside it (no writer has the file open), the file alone is the whole cache:
+    # it is read as unchanging, which creates nothing (a plain read-only open of a WAL file makes its -shm
+    # and -wal files, which a full disk refuses: "disk I/O error").
+    writer = any(Path(f"{real}{suffix}").exists() for suffix in ("-wal", "-journal"))
     try:
-        db = _read_only(path, timeout_s)
+        db = _read_only(real, timeout_s, immutable=not writer)
         try:
             counts, oldest, newest = _counted(db, tables)
         finally:
             db.close()
     except sqlite3.Error as exc:
-        # A read-only open must create the -shm file, which a full disk refuses ("disk I/O error"). With
-        # no -wal beside it (no writer has the file open), the file alone is the whole cache: read it as
-        # unchanging, which creates nothing.
-        if size_on_disk(Path(f"{path}-wal")) > 0:
-            return CacheFileState(name, path, True, size_on_disk(path), problem=str(exc))
+        if size_on_disk(Path(f"{real}-wal")) > 0:
+            return CacheFileState(name, path, True, size_on_disk(real), problem=str(exc))
         try:
-            db = _read_only(path, timeout_s, immutable=True)
+            db = _read_only(real, timeout_s, immutable=True)
             try:
                 counts, oldest, newest = _counted(db, tables)
             finally:
                 db.close()
         except sqlite3.Error as again:
-            return CacheFileState(name, path, True, size_on_disk(path), problem=str(again))
-    return CacheFileState(name, path, True, size_on_disk(path), counts, oldest, newest)
+            return CacheFileState(name, path, True, size_on_disk(real), problem=str(again))
+    return CacheFileState(name, path, True, size_on_disk(real), counts, oldest, newest)
 
 
 def clear_cache_file(

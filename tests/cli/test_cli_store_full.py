@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from _store_full import fill_after
 from robojudge.cli import build_app
+from robojudge.store import ResultStore
 from robojudge.video import write_video
 
 
@@ -96,3 +97,27 @@ def test_a_stop_that_leaves_results_in_the_wal_file_says_to_keep_it(tmp_path: Pa
     assert "two files" not in res.output
     wal = db.with_name("r.sqlite-wal")
     assert not wal.exists() or wal.stat().st_size == 0  # folded in by the run that wrote with space
+
+
+def test_a_stop_for_another_reason_says_nothing_of_the_wal_file(tmp_path: Path) -> None:
+    # A -wal file with rows is usual while another process has the store open: only a stop on a full disk
+    # (which cannot fold it back) calls the store two files (review rev29 F3).
+    manifest = _suite(tmp_path, 4)
+    db = tmp_path / "r.sqlite"
+    ResultStore(db).close()
+    with contextlib.closing(sqlite3.connect(db)) as con:
+        con.execute("CREATE TRIGGER refuse BEFORE INSERT ON robojudge_results WHEN (SELECT COUNT(*) FROM "
+                    "robojudge_results) >= 2 BEGIN SELECT RAISE(ABORT, 'database is locked'); END")
+        con.commit()
+    args = ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(db), "--no-progress"]
+    held = sqlite3.connect(db)
+    held.execute("SELECT COUNT(*) FROM robojudge_results").fetchall()
+    try:
+        res = CliRunner().invoke(build_app("score"), args)
+        assert (db.with_name("r.sqlite-wal")).stat().st_size > 0
+    finally:
+        held.close()
+    assert res.exit_code == 2, res.output
+    said = " ".join(res.output.split())
+    assert "database is locked" in said and "2 results are stored" in said
+    assert "two files" not in said

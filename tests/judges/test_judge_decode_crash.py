@@ -106,3 +106,31 @@ def test_a_note_left_by_a_kill_is_decoded_apart_and_judged(tmp_path: Path, make_
         assert store.in_flight() == {"elsewhere": ["judge:m:pa"], "a": ["pixel_frame_consistency"]}
         again = judge_items(items, cfg, [pa], store, cache=cache, decode_workers=0)
         assert (again.skipped, again.isolated) == (2, [])  # stored items are not decoded at all
+
+
+def test_a_note_that_failed_to_clear_once_is_cleared_when_the_item_is_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before, only a run the store stopped cleared its own notes again: a clear refused once (the store
+    # locked a moment) outlived a run that then finished, and the next run took the item for a crash
+    # (review rev29 F2).
+    from robojudge.run._judge import _DecodeNotes
+    from robojudge.store import StoreError
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        notes = _DecodeNotes(store, ["judge:m:pa"], None)
+        clear = store.clear_in_flight
+        refused = {"left": 1}
+
+        def clear_once_refused(item_ids: Any) -> Any:
+            if refused["left"]:
+                refused["left"] -= 1
+                raise StoreError("database is locked")
+            return clear(item_ids)
+
+        monkeypatch.setattr(store, "clear_in_flight", clear_once_refused)
+        with notes.noted("a"):
+            pass
+        assert notes.uncleared == {"a"} and list(store.in_flight()) == ["a"]
+        notes.done(["a", "b"])
+        assert store.in_flight() == {} and notes.uncleared == set()

@@ -63,6 +63,24 @@ def test_states_say_where_how_big_and_how_many(tmp_path: Path, _cache_dir: Path)
     assert [s.exists for s in cache_states(other)] == [False, False]  # a folder given is looked in
 
 
+def test_looking_at_closed_caches_creates_no_file(tmp_path: Path, _cache_dir: Path) -> None:
+    # A plain read-only open of a WAL file makes its -shm and -wal files: on a full disk the very write
+    # this look is meant to avoid, and files beside the caches where the docs say nothing changes (review
+    # rev29 F4). Through a link, the side files are looked for beside its target.
+    _fill(_cache_dir, tmp_path)
+    before = sorted(p.name for p in _cache_dir.iterdir())
+    assert before == ["file-hashes.sqlite", "judge-cache.sqlite"]  # closed cleanly
+    judge, hashes = cache_states()
+    assert judge.entries == {"replies": 40, "frames": 2} and hashes.entries == {"digests": 3}
+    assert sorted(p.name for p in _cache_dir.iterdir()) == before
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    for name in before:
+        (linked / name).symlink_to(_cache_dir / name)
+    assert [s.entries for s in cache_states(linked)] == [judge.entries, hashes.entries]
+    assert sorted(p.name for p in _cache_dir.iterdir()) == before
+
+
 def test_clearing_by_age_keeps_the_newer_entries_usable(tmp_path: Path, _cache_dir: Path) -> None:
     files = _fill(_cache_dir, tmp_path)
     _age(_cache_dir / "judge-cache.sqlite", "replies", "created", [f"k{i}" for i in range(30)], 40)

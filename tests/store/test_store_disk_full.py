@@ -77,6 +77,27 @@ def test_results_in_a_wal_file_are_not_skipped_when_there_is_no_room_to_read_the
     assert out.startswith("StoreError: cannot open") and "disk I/O error" in out, out
 
 
+def test_a_linked_store_whose_wal_file_holds_results_is_not_read_stale(tmp_path: Path) -> None:
+    # SQLite keeps the -wal file beside the link's target: looked for beside the link, it went unseen and
+    # the store read without locks showed the older value (0.5, not 0.75) as all there is (review rev29 F1).
+    db = tmp_path / "r.sqlite"
+    with ResultStore(db) as store:
+        store.add(_rows()[:1])
+    con = sqlite3.connect(db)
+    con.execute("PRAGMA wal_autocheckpoint = 0")
+    con.execute("UPDATE robojudge_results SET value = 0.75")
+    con.commit()
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("r.sqlite", "r.sqlite-wal"):
+        shutil.copy(tmp_path / name, copy / name)
+    con.close()
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(copy / "r.sqlite")
+    out = _read_with_no_room(link)
+    assert out.startswith("StoreError: cannot open") and "disk I/O error" in out, out
+
+
 def test_a_full_disk_is_named_with_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Before, only SQLite's "database or disk is full" or "disk I/O error", naming no folder.
     db = tmp_path / "r.sqlite"

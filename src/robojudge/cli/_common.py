@@ -200,9 +200,9 @@ def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] 
     ``in_flight``: items whose in-flight note the run could not clear (``RunStoppedError.in_flight``),
     which the next run handles as if they had crashed it: ``apart`` says how, ``{}`` their names.
 
-    An SQLite store whose ``-wal`` file still holds rows once the run closed it (on a full disk SQLite
-    cannot fold it into the main file) is said to be two files: the main file alone reads as
-    "malformed", and deleting the ``-wal`` file to make room deletes those results."""
+    An SQLite store stopped by a full disk whose ``-wal`` file still holds rows once the run closed it
+    (SQLite cannot fold it into the main file without room) is said to be two files: the main file alone
+    reads as "malformed", and deleting the ``-wal`` file to make room deletes those results."""
     then = "rerun the same command once the store can be written again: it resumes"
     try:
         url = parse_url(db_url)
@@ -211,14 +211,16 @@ def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] 
     database = url.database if url is not None and url.get_backend_name() == "sqlite" else None
     if database in ("", ":memory:") or (database or "").startswith("file:"):
         database = None
-    if "full" in error or "No space" in error:
+    full = "full" in error or "No space" in error
+    if full:
         where = f"in {Path(database).expanduser().absolute().parent}" if database else "for the store"
         then = f"free space {where} and rerun the same command: it resumes"
     if in_flight:
         notes = "its in-flight note" if len(in_flight) == 1 else "their in-flight notes"
         names = first_names(list(in_flight))
         then += f", and {apart.format(names)}, as after a crash ({notes} could not be cleared)"
-    if database and _has_rows_in_wal(Path(database).expanduser().absolute()):
+    # Only after a full disk: a -wal file with rows is usual while another process has the store open.
+    if full and database and _has_rows_in_wal(Path(database).expanduser().resolve()):
         name = Path(database).name
         then += (f". The store is two files now: {name} and {name}-wal beside it, which holds results not "
                  f"yet in {name}; keep them together (move or copy both, or the whole folder) and do not "

@@ -183,8 +183,12 @@ class _DecodeNotes:
         return self._apart
 
     def done(self, item_ids: Sequence[str]) -> None:
-        """``item_ids`` are judged: an earlier run's note of this run's metrics on them is out of date."""
-        self.store.clear_in_flight([i for i in item_ids if i in self.ours])
+        """``item_ids`` are judged: an earlier run's note of this run's metrics on them is out of date, and
+        so is this run's own note where clearing it after the decode failed (a store locked a moment),
+        which the next run would otherwise take for a crash."""
+        ids = [i for i in item_ids if i in self.ours or i in self.uncleared]
+        self.store.clear_in_flight(ids)
+        self.uncleared.difference_update(ids)
 
 
 class _OtherRuns:

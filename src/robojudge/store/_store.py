@@ -430,6 +430,9 @@ class ResultStore:
         path = Path(database).expanduser().absolute()
         if not path.is_file():
             raise StoreError(f"no result store at {path}")
+        # SQLite keeps the -wal, -shm and -journal files beside the file a link points to, not the link:
+        # looked for beside a link, a -wal full of results went unseen and its rows were read stale.
+        path = path.resolve()
 
         def connect() -> sqlite3.Connection:
             # Decided per connection: a writer that opens the file later makes the next one a WAL reader.
