@@ -15,8 +15,8 @@ labels are written. The run stops by itself at ``--deadline`` seconds.
 
 Measured, per database: labels acknowledged and stored, lost (acknowledged, not stored), duplicated
 (stored twice), altered (stored with other values), double submits answered other than one 303 and
-one 409; wall time and requests per second; latency p50/p95/max per request kind and over all
-requests. Pass: 0 lost, 0 duplicated, 0 altered. Without ``--pg-url`` PostgreSQL is a private
+one 303 (its repeat) or 409; wall time and requests per second; latency p50/p95/max per request kind
+and over all requests. Pass: 0 lost, 0 duplicated, 0 altered. Without ``--pg-url`` PostgreSQL is a private
 server started from the Debian binaries (as the tests do), skipped when there are none.
 """
 

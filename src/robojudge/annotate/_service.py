@@ -440,6 +440,9 @@ class AnnotationService:
     ) -> LabelVersion:
         def work(conn: Connection) -> LabelVersion:
             row = self._own(conn, actor, assignment_id, write=True)
+            repeated = _repeated_write(conn, row, actor, values, base_version, submit=submit)
+            if repeated is not None:
+                return repeated
             if row.status == "submitted":
                 raise Conflict("this task is already submitted")
             if row.round_id is not None and conn.execute(
@@ -525,3 +528,23 @@ class AnnotationService:
 
         with self._denials(actor, assignment_id):
             return self.db.retry(work)
+
+
+def _repeated_write(
+    conn: Connection, row: Row[Any], actor: Annotator, values: LabelValues, base_version: int, *, submit: bool
+) -> LabelVersion | None:
+    """The stored version when this write repeats the one that made it, else ``None``.
+
+    A save or submit sent again after it was stored (its reply lost on the network, a closing save that
+    landed after the page reloaded, a double click) names the version before it: without this it would be
+    refused as a change made elsewhere. It is the same write when the latest version is the next one
+    after ``base_version``, by the same person, with the same values and status; nothing new is stored.
+    """
+    if base_version != row.version - 1:
+        return None
+    current = latest_version(conn, row.id)
+    wanted = "submitted" if submit else "draft"
+    if (current is None or current.version != row.version or current.author != actor.username
+            or current.status != wanted or current.values != values):
+        return None
+    return current

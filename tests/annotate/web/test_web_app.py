@@ -423,6 +423,35 @@ def test_draft_autosave_survives_a_closed_tab(app):
     assert "arm &lt;b&gt;bends&lt;/b&gt;" in html and 'name="base_version" value="2"' in html
 
 
+def test_a_save_reveal_or_submit_sent_again_after_it_was_stored_is_not_a_conflict(app, project):
+    # its reply lost, a closing save stored after a reload, a double click: the same write on the same base
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    csrf = page_csrf(c.get(f"/task/{aid}").text)
+
+    def send(base, values):
+        return c.post(f"/api/task/{aid}/draft", json={"base_version": base, "values": values},
+                      headers={"X-CSRF-Token": csrf})
+
+    assert send(0, {"pa": "2"}).json() == {"version": 1, "status": "draft"}
+    r = send(0, {"pa": "2"})
+    assert r.status_code == 200 and r.json() == {"version": 1, "status": "draft"}
+    assert send(0, {"pa": "3"}).status_code == 409  # other values on that base: a change elsewhere
+    # a double click on "Fix PA and show the instruction", then on Submit: both posts carry the page's base
+    assert post_form(c, aid, "reveal", PA_PART, base_version=1).status_code == 303
+    assert post_form(c, aid, "reveal", PA_PART, base_version=1).status_code == 303
+    assert post_form(c, aid, "submit", FULL, base_version=2).status_code == 303
+    r = post_form(c, aid, "submit", FULL, base_version=2)
+    assert r.status_code == 303 and r.headers["location"] == "/"
+    assert post_form(c, aid, "submit", {**FULL, "evidence": "other"}, base_version=2).status_code == 409
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        history = svc.history(alice, aid)
+        assert [(v.version, v.status) for v in history] == [(1, "draft"), (2, "draft"), (3, "submitted")]
+        # stored and audited once
+        assert sum(e.action == "submitted" for e in svc.audit_events(svc.authenticate("root", PASSWORD))) == 1
+
+
 def test_reveal_needs_pa_then_locks_it(app):
     c = logged_in(app, "alice")
     aid = tasks(c)[0]

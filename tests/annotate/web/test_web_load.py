@@ -1,7 +1,8 @@
 """A small load test: 8 annotators x 8 labels at once against uvicorn on 127.0.0.1, SQLite and PostgreSQL.
 
 Every label the server acknowledged (303) is stored exactly once with the values sent, and of each
-pair of simultaneous submits of one task exactly one is stored and the other refused (409).
+pair of simultaneous submits of one task exactly one is stored (the other is answered as its repeat,
+303, or refused, 409).
 benchmarks/bench_annotate_load.py runs the full 50 x 100.
 """
 
@@ -41,6 +42,6 @@ def test_concurrent_annotators_lose_and_duplicate_nothing(load_db, tmp_path):
     assert not result.timed_out and result.unexpected == []
     assert len(result.sent) == N_ANNOTATORS * PER_ANNOTATOR
     assert result.double_pairs == N_ANNOTATORS * PER_ANNOTATOR // 4
-    assert result.statuses["submit 409"] == result.double_pairs
+    assert result.statuses["submit 409"] <= result.double_pairs  # a repeat is answered 303, not refused
     assert (verdict.lost, verdict.duplicated, verdict.altered, verdict.extra) == ([], [], [], [])
     assert verdict.stored == N_ANNOTATORS * PER_ANNOTATOR
