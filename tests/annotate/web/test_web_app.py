@@ -240,6 +240,32 @@ def test_security_headers_everywhere(app):
     assert "'unsafe-inline'" not in CSP and "script-src 'self'" in CSP
 
 
+def test_pages_redirects_and_api_replies_are_not_stored_by_the_browser(app):
+    # Back after a logout showed the last task (instruction, evidence) from the browser's cache, and Back
+    # after a submit an editable form built on an old version.
+    c = client(app)
+    token = form_token(c.get("/login").text)
+    replies = {"login redirect": c.post("/login", data={"username": "alice", "password": PASSWORD,
+                                                        "csrf_token": token})}
+    aid = tasks(c)[0]
+    html = c.get(f"/task/{aid}").text
+    media = re.search(r'src="/media/([^"]+)"', html).group(1)
+    csrf = page_csrf(html)
+    replies |= {"queue": c.get("/"), "task": c.get(f"/task/{aid}"), "missing": c.get("/nope"),
+                "draft": c.post(f"/api/task/{aid}/draft", json={"base_version": 0, "values": {"pa": "4"}},
+                                headers={"X-CSRF-Token": csrf}),
+                "reveal redirect": post_form(c, aid, "reveal", PA_PART),
+                "submit redirect": post_form(c, aid, "submit", FULL),
+                "logout redirect": c.post("/logout", data={"csrf_token": csrf})}
+    replies["task after logout"] = c.get(f"/task/{aid}")
+    for what, r in replies.items():
+        assert r.status_code < 500 and r.headers.get("cache-control") == "no-store", (what, r.status_code)
+        assert r.headers.get("vary") == "Cookie", what
+    c = logged_in(app, "alice")
+    assert c.get(f"/media/{media}").headers["cache-control"] == "private, max-age=3600"  # blind media
+    assert "no-store" not in c.get("/static/app.js").headers.get("cache-control", "")
+
+
 def test_no_page_inline_script_or_style(app):
     c = logged_in(app, "alice")
     for path in ["/", *(f"/task/{a}" for a in tasks(c))]:

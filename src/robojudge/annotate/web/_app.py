@@ -57,7 +57,12 @@ _STATUS = ((NotFound, 404), (Forbidden, 403), (Conflict, 409), (InvalidLabel, 42
 
 class SecurityHeaders:
     """Adds the security headers to every response, errors and static files included (plain ASGI), and
-    makes the client's address the one audit events of the request are logged with."""
+    makes the client's address the one audit events of the request are logged with.
+
+    A response that sets no ``Cache-Control`` of its own (pages, redirects, JSON, errors: everything but
+    media and the static files) gets ``no-store``: Back after a logout would otherwise show the last task
+    from the browser's cache (its instruction and evidence), and Back after a save or submit an old form
+    whose version the server no longer holds."""
 
     def __init__(self, app: ASGIApp, https: bool | None) -> None:
         self.app = app
@@ -69,10 +74,14 @@ class SecurityHeaders:
             return
         https = self.https if self.https is not None else scope.get("scheme") == "https"
         extra = [(k.lower().encode(), v.encode()) for k, v in security_headers(https=https).items()]
+        static = str(scope.get("path", "")).startswith("/static/")
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", []), *extra]
+                headers = [*message.get("headers", []), *extra]
+                if not static and not any(k.lower() == b"cache-control" for k, _ in headers):
+                    headers += [(b"cache-control", b"no-store"), (b"vary", b"Cookie")]
+                message["headers"] = headers
             await send(message)
 
         client = scope.get("client")

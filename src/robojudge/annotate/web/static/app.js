@@ -559,6 +559,11 @@
     });
   }
 
+  // A page restored from the back-forward cache (Back, Forward) is the page as it was left, with the
+  // version it was built on: read it again from the server, which knows whether the session still holds
+  // and what the task's state is now.
+  window.addEventListener("pageshow", (ev) => { if (ev.persisted) window.location.reload(); });
+
   document.addEventListener("DOMContentLoaded", () => {
     let player = null;
     document.querySelectorAll(".rj-player").forEach((root) => { const p = setupPlayer(root); if (!player) player = p; });
