@@ -6,11 +6,13 @@ a 409 page; a video that cannot play left a blank player whose labels were expor
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 import test_web_browser as browser_tests
 from _web_data import SECRET
-from test_web_browser import log_in, wait_saved
-from test_web_browser_saves import _evidence, _open_first, _served
+from test_web_browser import log_in, wait_saved, wait_video
+from test_web_browser_saves import _evidence, _open_first, _served, _wait_until
 
 from robojudge.annotate.web import create_app
 
@@ -47,3 +49,70 @@ def test_back_after_logging_out_shows_no_task(browser, project):
             assert "PRIVATE EVIDENCE TEXT" not in p.content(), p.url
         log_in(w, base, "alice")  # the work itself is on the server
     assert _evidence(project, aid) == "PRIVATE EVIDENCE TEXT"
+
+
+def test_a_save_whose_reply_was_lost_is_not_called_a_change_elsewhere(browser, project):
+    # The save is stored, its reply never comes; the page sends the same state again on the same base.
+    lost = []
+
+    def reply_lost(route):
+        if route.request.method == "POST" and not lost:
+            lost.append(route.fetch().status)  # the app stores it
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        p = w.page
+        aid = _open_first(p)
+        p.route("**/api/task/*/draft", reply_lost)
+        p.fill('textarea[name="evidence"]', "typed once")
+        _wait_until(lambda: p.wait_for_timeout(100) or lost, what="the first save")
+        assert lost == [200]
+        wait_saved(p)  # the retry (every 3 s) is answered with the stored version
+        alert = p.locator(".rj-save-error").inner_text()
+        assert "changed elsewhere" not in alert, alert
+        p.fill('textarea[name="evidence"]', "typed twice")
+        wait_saved(p)
+        assert p.locator(".rj-save-error").inner_text() == ""
+    assert _evidence(project, aid) == "typed twice"
+
+
+class SlowForms:
+    """Answers the reveal and submit posts a second late, as a slow network does."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        forms = ("/reveal", "/submit")
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"].endswith(forms):
+            await asyncio.sleep(1.0)
+        await self.app(scope, receive, send)
+
+
+def _click_twice(p, button):
+    """Two clicks 0.4 s apart, the page still waiting for the first post's reply."""
+    p.evaluate("""(sel) => { const b = document.querySelector(sel);
+        setTimeout(() => b.click(), 0); setTimeout(() => b.click(), 400); }""", button)
+
+
+def test_a_double_click_on_a_slow_network_lands_on_the_next_page(browser, project):
+    with _served(browser, SlowForms(create_app(project.db, project.suite, SECRET))) as (context, base, w):
+        p = w.page
+        _open_first(p)
+        p.focus("body")
+        for key in "4qaz":
+            p.keyboard.press(key)
+        _click_twice(p, "#reveal")
+        p.wait_for_selector("#instruction", timeout=15_000)
+        wait_video(p)
+        p.focus("body")
+        for key in "3qaz":
+            p.keyboard.press(key)
+        wait_saved(p)
+        _click_twice(p, "#submit")
+        p.wait_for_url(f"{base}/", timeout=15_000)
+        p.wait_for_timeout(1_500)  # a second post would land now
+        assert p.url == f"{base}/" and p.locator("h1").inner_text() == "Your queue"
+        w.clean()

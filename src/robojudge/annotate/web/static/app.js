@@ -385,9 +385,15 @@
     setInterval(() => { if (dirty) save(false); }, 3000);
     document.addEventListener("visibilitychange", () => { if (document.visibilityState === "hidden") save(true); });
     window.addEventListener("pagehide", () => save(true));
+    // A second press while the first post is on its way (a double click, Ctrl+Enter pressed again on a
+    // slow network) is not sent: the browser would show the reply to the second, a refusal, though the
+    // first went through. After a few seconds (a post that failed, a stopped page) a press goes again.
+    let postedAt = 0;
     form.addEventListener("submit", (ev) => {
       clearTimeout(timer);
+      if (Date.now() - postedAt < 5000) { ev.preventDefault(); return; }
       if (inFlight) { ev.preventDefault(); submitWhenSaved = ev.submitter || null; return; }
+      postedAt = Date.now();
       lastSent = JSON.stringify(formState(form));
     });
     // The copy kept at an earlier visit, against the server's state as this page shows it: dropped when
