@@ -28,6 +28,7 @@ from robojudge.annotate._errors import (
     InvalidLabel,
     NotFound,
     StorageError,
+    UnreadableClipWarning,
 )
 from robojudge.annotate._export import (
     ScoreFiles,
@@ -114,6 +115,7 @@ __all__ = [
     "StorageError",
     "SubmittedLabel",
     "TaskPage",
+    "UnreadableClipWarning",
     "add_annotator",
     "add_example",
     "add_items",

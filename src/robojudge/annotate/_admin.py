@@ -11,6 +11,7 @@ import os
 import random
 import re
 import secrets
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from sqlalchemy.engine import Connection
 
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import KIND_ROLES, end_sessions, now, project_row
-from robojudge.annotate._errors import AnnotateError, NotFound
+from robojudge.annotate._errors import AnnotateError, NotFound, UnreadableClipWarning
 from robojudge.annotate._passwords import hash_password
 from robojudge.annotate._place import item_media, probe_clip
 from robojudge.annotate._protocol import LabelValues, changed_fields
@@ -144,6 +145,18 @@ def _item_rows(path: Any, items: Sequence[Any], segment_s: float | None) -> list
                 "n_segments": n_segments,
                 "media": item_media(item),
             }
+        )
+    unreadable = [r["item_id"] for r in rows if r["fps"] is None and r["duration_s"] is None]
+    if unreadable:
+        shown = ", ".join(repr(i) for i in unreadable[:5]) + (
+            f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
+        warnings.warn(
+            f"{path}: {len(unreadable)} item(s) whose clip's header cannot be read (no frame rate, no "
+            f"length; a truncated or damaged file), which annotators' browsers will likely not play "
+            f"either: {shown}. Check them with robojudge suite validate; the app tells annotators when a "
+            "video cannot be played and lets them report it (annotate status lists the reports)",
+            UnreadableClipWarning,
+            stacklevel=3,
         )
     return rows
 

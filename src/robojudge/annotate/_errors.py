@@ -44,3 +44,8 @@ class InvalidLabel(AnnotateError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"field {field}: {message}")
         self.field = field
+
+
+class UnreadableClipWarning(UserWarning):
+    """A project was given items whose clip header cannot be read (no frame rate, no length): a truncated
+    or damaged file an annotator's browser will likely be unable to play either."""

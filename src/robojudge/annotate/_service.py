@@ -300,6 +300,20 @@ class AnnotationService:
         """
         return self._write_label(actor, assignment_id, values, base_version, submit=True)
 
+    def report_unplayable(self, actor: Annotator, assignment_id: str) -> None:
+        """Record that the task's video does not play in the annotator's browser (a truncated or damaged
+        file, a file gone since the project was made), instead of labels given on a blank player. The
+        task stays open; ``annotate status`` lists the items reported, for the admin to mend or drop.
+
+        Raises:
+            Conflict: The task is already submitted.
+        """
+        with self._denials(actor, assignment_id), self.db.write() as conn:
+            row = self._own(conn, actor, assignment_id, write=True)
+            if row.status == "submitted":
+                raise Conflict("this task is already submitted")
+            audit(conn, actor.id, UNPLAYABLE_EVENT, {"assignment": assignment_id}, None)
+
     def history(self, actor: Annotator, assignment_id: str) -> list[LabelVersion]:
         """Every version of the actor's label on this assignment, oldest first. A task moved to the actor
         from another rater (``reassign``, ``reopen --to``) keeps that rater's versions, which only an
@@ -528,6 +542,10 @@ class AnnotationService:
 
         with self._denials(actor, assignment_id):
             return self.db.retry(work)
+
+
+UNPLAYABLE_EVENT = "media_unplayable"
+"""The audit action of :meth:`AnnotationService.report_unplayable`."""
 
 
 def _repeated_write(

@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from robojudge.annotate import _schema as s
 from robojudge.annotate._db import project_row
 from robojudge.annotate._export import disputed_items
-from robojudge.annotate._service import AnnotationService
+from robojudge.annotate._service import UNPLAYABLE_EVENT, AnnotationService
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class ProjectStatus:
         inactive: Annotators switched off (``update-annotator --inactive``) who still hold open or draft
             tasks of the project (practice aside): username -> how many. Nobody can finish those until
             they are moved (``robojudge annotate reassign``).
+        unplayable: Items whose video an annotator reported as not playing in the app (manifest ids,
+            sorted): mend the file, or leave the item out of the suite.
     """
 
     project: str
@@ -37,6 +39,7 @@ class ProjectStatus:
     qualified: tuple[str, ...] = ()
     n_disputed: int = 0
     inactive: dict[str, int] = field(default_factory=dict)
+    unplayable: tuple[str, ...] = ()
 
 
 def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
@@ -76,6 +79,18 @@ def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
                 )
             )
         )
+        reported = {
+            str((r.detail or {}).get("assignment"))
+            for r in conn.execute(select(s.audit.c.detail).where(s.audit.c.action == UNPLAYABLE_EVENT))
+        }
+        unplayable = tuple(sorted({
+            r.item_id
+            for r in conn.execute(
+                select(s.items.c.item_id)
+                .join(a, a.c.item_id == s.items.c.id)
+                .where(a.c.project_id == prow.id, a.c.public_id.in_(sorted(reported)))
+            )
+        })) if reported else ()
     disputed = disputed_items(db, project)  # among ``done``: submitted primary labels, not adjudicated
     by_kind: dict[str, dict[str, int]] = {}
     by_user: dict[str, dict[str, int]] = {}
@@ -88,5 +103,5 @@ def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
             counts[r.status] += int(r.n)
     return ProjectStatus(
         project, int(n_items), by_kind, dict(sorted(by_user.items())), len(done) - len(disputed), rounds,
-        qualified, len(disputed), dict(sorted(inactive.items())),
+        qualified, len(disputed), dict(sorted(inactive.items())), unplayable,
     )

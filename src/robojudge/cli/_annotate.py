@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from robojudge.cli._common import console, err_console, fail, says_when_stopped
+from robojudge.cli._common import console, err_console, fail, says_when_stopped, warnings_said_once
 from robojudge.cli._tables import name_table, print_table
 
 app = typer.Typer(
@@ -49,10 +49,11 @@ def init_cmd(
     ),
 ) -> None:
     """Create an annotation project from a suite (items get random opaque ids)."""
-    from robojudge.annotate import init_project
+    from robojudge.annotate import UnreadableClipWarning, init_project
 
     try:
-        info = init_project(suite, db, name, seed=seed, segment_s=segments, pass_threshold=pass_threshold)
+        with warnings_said_once(UnreadableClipWarning):  # a warning line for clips no browser may play
+            info = init_project(suite, db, name, seed=seed, segment_s=segments, pass_threshold=pass_threshold)
     except _guard() as exc:
         raise fail(str(exc)) from None
     console.print(f"project {info.name}: {info.n_items} items", highlight=False)
@@ -190,10 +191,11 @@ def reopen_cmd(
 @app.command("add-items")
 def add_items_cmd(db: str = _DB, project: str = _PROJECT) -> None:
     """Add the items appended to the project's suite manifest since init (then deal them with assign)."""
-    from robojudge.annotate import add_items
+    from robojudge.annotate import UnreadableClipWarning, add_items
 
     try:
-        added = add_items(db, project)
+        with warnings_said_once(UnreadableClipWarning):
+            added = add_items(db, project)
     except _guard() as exc:
         raise fail(str(exc)) from None
     console.print(f"{len(added)} items added to {project}", highlight=False)
@@ -408,6 +410,13 @@ def status_cmd(
         err_console.print(
             f"[yellow]note:[/] {escape(name)} is switched off and holds {n} unfinished task(s) nobody can "
             f"finish: robojudge annotate reassign -p {escape(project)} --from {escape(name)} --to NAME",
+            markup=True, highlight=False, soft_wrap=True,
+        )
+    if st.unplayable:
+        err_console.print(
+            f"[yellow]note:[/] {len(st.unplayable)} item(s) reported in the app as a video that cannot be "
+            f"played: {escape(', '.join(st.unplayable))} (check with robojudge suite validate; mend the "
+            "file, or make the project from a suite without them)",
             markup=True, highlight=False, soft_wrap=True,
         )
     for name, state in st.rounds.items():

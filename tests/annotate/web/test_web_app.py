@@ -749,6 +749,45 @@ def test_a_video_moved_away_after_init_is_a_404_saying_so(app, project):
         moved.rename(path)
 
 
+def test_a_clip_whose_header_cannot_be_read_is_warned_of_and_can_be_reported(tmp_path, _cheap_passwords):
+    from typer.testing import CliRunner
+
+    from robojudge.annotate import UnreadableClipWarning, init_project, project_status
+    from robojudge.cli import build_app
+
+    made = make_project(tmp_path / "made")
+    (broken,) = (made.suite.parent / SECRET_DIR).glob("*_take1.webm")  # item-1's
+    broken.write_bytes(broken.read_bytes()[:200])  # the container header, no frames
+    with pytest.warns(UnreadableClipWarning, match=r"1 item\(s\) whose clip's header cannot.*'item-1'"):
+        init_project(made.suite, f"sqlite:///{tmp_path / 'other.sqlite'}", "p2")
+    res = CliRunner().invoke(build_app("annotate"), ["annotate", "init", str(made.suite), "--db",
+                                                     str(tmp_path / "cli.sqlite"), "--name", "p3"])
+    assert res.exit_code == 0 and "warning: " in res.output and "'item-1'" in res.output, res.output
+
+    app = create_app(made.db, made.suite, SECRET)
+    try:
+        alice, eve = logged_in(app, "alice"), logged_in(app, "eve")
+        aids = tasks(alice, "label")
+        html = alice.get(f"/task/{aids[0]}").text
+        assert 'class="rj-media-error" role="alert" hidden' in html and 'id="report-unplayable"' in html
+        r = eve.post(f"/task/{aids[0]}/unplayable", data={"csrf_token": page_csrf(eve.get("/").text)})
+        assert r.status_code == 403  # not eve's task
+        r = alice.post(f"/task/{aids[0]}/unplayable", data={"csrf_token": page_csrf(html)})
+        assert r.status_code == 303 and r.headers["location"] == "/"
+        label_item(alice, aids[1])
+        html = alice.get(f"/task/{aids[1]}").text
+        assert 'id="report-unplayable"' not in html  # submitted: nothing to report instead
+        r = alice.post(f"/task/{aids[1]}/unplayable", data={"csrf_token": page_csrf(html)})
+        assert r.status_code == 409
+    finally:
+        app.state.ctx.service.close()
+    reported = project_status(made.db, "p1").unplayable  # the manifest id of alice's first task
+    assert len(reported) == 1 and reported[0] in ("item-0", "item-1", "item-2")
+    res = CliRunner().invoke(build_app("annotate"), ["annotate", "status", "--db", made.db, "-p", "p1"])
+    assert res.exit_code == 0, res.output
+    assert f"1 item(s) reported in the app as a video that cannot be played: {reported[0]}" in res.output
+
+
 def test_a_moved_suite_is_served_from_its_new_place(tmp_path, _cheap_passwords):
     # Before, every video of a project whose suite folder moved was a 404, and serve SUITE pointed to init.
     project = make_project(tmp_path / "laptop")

@@ -10,10 +10,11 @@ import asyncio
 
 import pytest
 import test_web_browser as browser_tests
-from _web_data import SECRET
+from _web_data import PASSWORD, SECRET, SECRET_DIR, make_project
 from test_web_browser import log_in, wait_saved, wait_video
 from test_web_browser_saves import _evidence, _open_first, _served, _wait_until
 
+from robojudge.annotate import AnnotationService, project_status
 from robojudge.annotate.web import create_app
 
 pytestmark = pytest.mark.slow
@@ -116,3 +117,32 @@ def test_a_double_click_on_a_slow_network_lands_on_the_next_page(browser, projec
         p.wait_for_timeout(1_500)  # a second post would land now
         assert p.url == f"{base}/" and p.locator("h1").inner_text() == "Your queue"
         w.clean()
+
+
+def test_a_video_that_cannot_play_says_so_and_can_be_reported_instead_of_labelled(browser, tmp_path):
+    # A truncated clip left a blank player reading "frame 0 / 74", and the labels given on it were
+    # exported as real ones.
+    made = make_project(tmp_path)
+    for clip in (made.suite.parent / SECRET_DIR).glob("*.webm"):
+        clip.write_bytes(clip.read_bytes()[:200])  # the container header, no frames
+    with _served(browser, create_app(made.db, made.suite, SECRET)) as (context, base, w):
+        p = w.page
+        p.click("a.rj-open >> nth=0")
+        p.wait_for_url("**/task/*")
+        aid = p.url.rsplit("/", 1)[1]
+        alert = p.locator(".rj-media-error[role=alert]")
+        alert.wait_for(state="visible", timeout=15_000)
+        assert "cannot be played" in alert.inner_text()
+        assert p.locator("#reveal").is_disabled() and p.locator('input[name="pa"]').first.is_disabled()
+        p.focus("body")
+        p.keyboard.press("4")
+        p.keyboard.press("Control+Enter")
+        p.wait_for_timeout(500)
+        assert p.url.endswith(f"/task/{aid}") and p.locator('input[name="pa"]:checked').count() == 0
+        p.click("#report-unplayable")
+        p.wait_for_url(f"{base}/")
+    status = project_status(made.db, made.name)
+    assert len(status.unplayable) == 1 and status.by_kind["label"]["submitted"] == 0
+    with AnnotationService(made.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        assert svc.task(alice, aid).version == 0  # nothing saved from the switched-off form

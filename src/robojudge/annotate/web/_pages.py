@@ -200,6 +200,15 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
 
         return await run_in_threadpool(work)
 
+    @app.post("/task/{assignment_id}/unplayable")
+    async def unplayable(assignment_id: str, request: Request) -> Response:
+        """The annotator reports that the task's video does not play (the page offers it only then)."""
+        user, session = await run_in_threadpool(ctx.session, request)
+        form = await _form(request)
+        await run_in_threadpool(ctx.check_csrf, request, session, form.get("csrf_token", ""))
+        await run_in_threadpool(svc.report_unplayable, user, assignment_id)
+        return RedirectResponse("/", status_code=303)
+
     @app.post("/api/task/{assignment_id}/draft")
     async def save_draft(assignment_id: str, request: Request) -> Response:
         user, session = await run_in_threadpool(ctx.session, request)

@@ -121,11 +121,33 @@
       else update();
     });
     lead.addEventListener("loadedmetadata", update);
+    // A view that cannot play (a damaged or missing file): say so, and rate nothing on a blank player.
+    videos.forEach((v) => {
+      v.addEventListener("error", () => cannotPlay(root));
+      if (v.error) cannotPlay(root);
+    });
     if (slider) slider.addEventListener("input", () => seekFrame(parseInt(slider.value, 10)));
     if (playButton) playButton.addEventListener("click", toggle);
     root.querySelectorAll(".rj-step").forEach((b) =>
       b.addEventListener("click", () => { pause(); seekFrame(frameOf(lead.currentTime) + parseInt(b.dataset.step, 10)); }));
     return { toggle, pause, step: (d) => { pause(); seekFrame(frameOf(lead.currentTime) + d); }, seekFrame, lead };
+  }
+
+  // The player's video cannot be played (its file truncated, damaged or gone): the alert in the player
+  // says so and offers to report it; the player's controls and the label form are switched off, and the
+  // form is no longer saved (its switched-off fields would go as empty), so no label rests on a blank
+  // player. The task stays open.
+  function cannotPlay(root) {
+    const box = root.querySelector(".rj-media-error");
+    if (!box || !box.hidden) return;
+    box.hidden = false;
+    const frame = root.querySelector(".rj-frame");
+    if (frame) frame.textContent = "cannot be played";
+    root.querySelectorAll(".rj-controls button, .rj-controls input").forEach((el) => { el.disabled = true; });
+    const form = document.querySelector("form.rj-label-form");
+    if (!form) return;
+    form.dataset.unplayable = "1";
+    form.querySelectorAll("fieldset, textarea, button[type=submit]").forEach((el) => { el.disabled = true; });
   }
 
   function markSegment(index) {
@@ -281,6 +303,7 @@
     // A save refused for a stale token (logged in again since the page loaded) fetches the new token and
     // goes once more (retried).
     const save = (keepalive, retried) => {
+      if (form.dataset.unplayable === "1") return; // the fields are off (cannotPlay): nothing to save
       const values = formState(form);
       const body = JSON.stringify(values);
       if (body === lastSent) { dirty = false; return; }
