@@ -14,7 +14,7 @@ from _web_data import PASSWORD, SECRET, SECRET_DIR, make_project
 from test_web_browser import log_in, wait_saved, wait_video
 from test_web_browser_saves import _evidence, _open_first, _served, _wait_until
 
-from robojudge.annotate import AnnotationService, project_status
+from robojudge.annotate import AnnotationService, LabelValues, project_status
 from robojudge.annotate.web import create_app
 
 pytestmark = pytest.mark.slow
@@ -77,6 +77,25 @@ def test_a_save_whose_reply_was_lost_is_not_called_a_change_elsewhere(browser, p
         wait_saved(p)
         assert p.locator(".rj-save-error").inner_text() == ""
     assert _evidence(project, aid) == "typed twice"
+
+
+def test_a_change_elsewhere_says_the_pages_text_will_not_be_offered_back(browser, project):
+    # The refusal said "your changes are kept in this browser and offered back"; reloaded as it advised,
+    # the page dropped them (the other save is newer) and the evidence typed was gone.
+    with _served(browser, create_app(project.db, project.suite, SECRET)) as (context, base, w):
+        p = w.page
+        aid = _open_first(p)
+        with AnnotationService(project.db) as svc:  # another browser saves first
+            svc.save_draft(svc.authenticate("alice", PASSWORD), aid, LabelValues(pa=2), 0)
+        p.fill('textarea[name="evidence"]', "typed in the stale tab")
+        live = p.get_by_role("alert").filter(has_text="changed elsewhere")
+        live.wait_for(timeout=15_000)
+        said = live.inner_text()
+        assert "will not be offered back" in said and "copy any text" in said and "reload" in said
+        p.reload()
+        wait_video(p)
+        assert p.locator(".rj-unsaved").count() == 0  # as it said
+        assert p.input_value('textarea[name="evidence"]') == ""
 
 
 class SlowForms:

@@ -357,9 +357,13 @@
                "in this browser", true);
           if (!inFlight) { clearTimeout(timer); timer = setTimeout(() => save(false), 0); }
         } else if (r.status === 409) {
+          // Another tab or browser saved the task since. Reloaded, the page shows that save, and what this
+          // page holds is older than it: it is not offered back (setupDraft), so say so now, while the
+          // text can still be copied.
           form.dataset.saved = "0";
-          show("changed elsewhere: reload the page before going on (your changes are kept in this browser " +
-               "and offered back)", true);
+          show("changed elsewhere (saved in another tab or browser): this page's changes cannot be saved " +
+               "and will not be offered back after a reload; copy any text you want to keep, then reload " +
+               "the page", true);
         } else if (r.status === 403 && data.field === "csrf_token" && !retried) {
           form.dataset.saved = "0";
           refreshCsrf().then((fresh) => {
