@@ -497,6 +497,24 @@ def test_reveal_needs_pa_then_locks_it(app):
     assert post_form(c, aid, "submit", FULL).status_code == 409  # once only
 
 
+def test_the_keys_help_names_the_checklist_rows_the_keys_set(app, project):
+    # On a label's IA stage the keys set the three editable IA rows (4-6 on screen), but the help said
+    # "rows 1-3 ... (Shift: rows 4-6)", and Shift did nothing there.
+    def keys_help(html):
+        return re.search(r'<h3 id="rj-keys">Keys</h3>.*?<pre>(.*?)</pre>', html, re.S).group(1)
+
+    alice, bob = logged_in(app, "alice"), logged_in(app, "bob")
+    aid = tasks(alice)[0]
+    said = keys_help(alice.get(f"/task/{aid}").text)
+    assert "checklist rows 1-3 to 0 / 1 / 2\n" in said  # PA stage: three rows
+    assert post_form(alice, aid, "reveal", PA_PART).status_code == 303
+    said = keys_help(alice.get(f"/task/{aid}").text)
+    assert "checklist rows 4-6 (1-3 are fixed) to 0 / 1 / 2\n" in said and "Shift: rows" not in said
+    assert post_form(alice, aid, "submit", FULL).status_code == 303
+    said = keys_help(checked(bob.get(f"/task/{tasks(bob, 'review')[0]}")).text)
+    assert "checklist rows 1-3 to 0 / 1 / 2 (Shift: rows 4-6)" in said  # all six rows can be set
+
+
 def test_free_text_takes_the_direction_of_its_own_script(app):
     # The instruction, the evidence and the notes were laid out in the page's left-to-right direction:
     # an Arabic or Hebrew instruction's full stop was drawn at its far left end (next to its first
