@@ -7,6 +7,7 @@ manifest item ids) in its body and headers.
 from __future__ import annotations
 
 import re
+from html import escape
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from _web_data import (
     copy_project,
     leaks,
     make_project,
+    running,
 )
 
 from robojudge.annotate import (
@@ -641,6 +643,34 @@ def test_training_round_feedback_page(tmp_path, _cheap_passwords):
         assert 'data-kind="practice"' in html and _empty_headers(html) == []
     finally:
         app.state.ctx.service.close()
+
+
+def test_round_feedback_links_work_for_any_round_name(tmp_path, _cheap_passwords):
+    # The queue wrote the name into the link as it was: "/", "?", "#" and "%" broke it (a 404).
+    import httpx
+
+    project = make_project(tmp_path, reviewers=False)
+    names = ["r 1/é?x#y", "r%2F2", "<b>&"]
+    for k, name in enumerate(names):
+        create_round(project.db, "p1", name, ["alice", "eve"], [f"item-{k}"])
+    app = create_app(project.db, project.suite, SECRET)
+    # served by uvicorn: the TestClient decodes a path twice, so "%25" would reach the app as "/"
+    with running(app) as base, httpx.Client(base_url=base) as alice, httpx.Client(base_url=base) as bob:
+        for c, user in ((alice, "alice"), (bob, "bob")):  # bob, a reviewer, reads open rounds
+            token = form_token(c.get("/login").text)
+            assert c.post("/login", data={"username": user, "password": PASSWORD, "csrf_token": token}
+                          ).status_code == 303
+        html = checked(alice.get("/")).text
+        links = [link.replace("&amp;", "&") for link in
+                 re.findall(r'<a href="(/rounds/[^"]*)">feedback</a>', html)]
+        assert len(links) == 3, links
+        shown = set()
+        for link in links:
+            r = checked(bob.get(link))
+            assert r.status_code == 200, (link, r.status_code)
+            shown.add(re.search(r"<h1>(.*?)</h1>", r.text, re.S).group(1))
+        assert all(any(escape(n) in h for h in shown) for n in names), shown
+    app.state.ctx.service.close()
 
 
 def _empty_headers(html):

@@ -242,7 +242,8 @@ def add_pages(app: FastAPI, ctx: WebContext) -> None:
             raise CsrfRejected
         return JSONResponse({"csrf": session.csrf}, headers={"Cache-Control": "no-store"})
 
-    @app.get("/rounds/{round_name}", response_class=HTMLResponse)
+    # ``:path``: a round name may hold "/" (any text up to 200 characters); the queue's links quote the rest
+    @app.get("/rounds/{round_name:path}", response_class=HTMLResponse)
     def round_feedback(round_name: str, request: Request) -> Response:
         user, session = ctx.session(request)
         feedback = svc.round_feedback(user, ctx.project, round_name)
