@@ -100,6 +100,45 @@ def test_a_wide_table_keeps_its_first_column_in_view(served_report):
     assert scrolled > 100 and abs(offset) < 2
 
 
+# Per table that scrolls sideways, scrolled to its end: for each row in the window, the cell drawn at the
+# table's left edge (its index, tag, whether it is of that row, its background), and the column headers.
+_LEFT_EDGE = """() => [...document.querySelectorAll('table')].filter(t => t.scrollWidth > t.clientWidth + 40)
+  .map(t => { t.scrollIntoView(); t.scrollLeft = t.scrollWidth; const x = t.getBoundingClientRect().left + 3;
+    const rows = [...t.rows].filter(r => { const b = r.getBoundingClientRect();
+      return b.top >= 0 && b.bottom <= innerHeight; });
+    return [t.id, rows.map(r => { const b = r.getBoundingClientRect();
+      const e = document.elementFromPoint(x, (b.top + b.bottom) / 2); const c = e && e.closest('th, td');
+      return c ? [c.cellIndex, c.tagName, c.parentElement === r, getComputedStyle(c).backgroundColor]
+               : null; }),
+      [...t.tHead.rows[0].cells].map(c => c.textContent)]; })"""
+
+
+def test_the_column_kept_in_view_is_the_row_header_drawn_over_the_cells_that_scroll(served_report):
+    # The sticky cell was each row's first, a see-through <td> in the leaderboard: its rank, drawn over
+    # the generator names that scrolled under it ("not rankebroken"), and no row said which generator
+    # it was (audit reporthtml F1). The first row header stays now, opaque, and its column header too.
+    sync_api = pytest.importorskip("playwright.sync_api")
+    _, address = served_report
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 420, "height": 900})
+            page.goto(address, wait_until="load")
+            found = page.evaluate(_LEFT_EDGE)
+        finally:
+            browser.close()
+    tables = {t: (cells, head) for t, cells, head in found}
+    assert "table-leaderboard" in tables, list(tables)
+    for t, (cells, _) in tables.items():
+        assert len(cells) >= 2 and all(c is not None for c in cells), (t, cells)
+        column = {c[0] for c in cells}
+        assert len(column) == 1, (t, cells)  # one column, the header row's cell included
+        assert all(tag == "TH" and own and colour not in ("rgba(0, 0, 0, 0)", "transparent")
+                   for _, tag, own, colour in cells), (t, cells)
+    cells, head = tables["table-leaderboard"]
+    assert head[cells[0][0]] == "generator", head
+
+
 # A4 at 96 px per inch less Chromium's default print margins: the width a printed page lays out in.
 _A4_PRINT_WIDTH = 718
 

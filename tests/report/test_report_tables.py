@@ -255,6 +255,8 @@ def test_html_row_headers_are_the_name_columns_and_tables_set_no_tabindex() -> N
     board.add([text(1), text("wan"), Cell(3.5, 3.0, 4.0)])
     page = board.to_html()
     assert '<td>1</td><th scope="row">wan</th>' in page and "tabindex" not in page
+    # The column kept in view when the table scrolls is the first row header's (the page's CSS: th.key).
+    assert '<th scope="col">rank</th><th scope="col" class="key">generator</th>' in page
     summary = Table("summary", "Means", ["metric", "generator", "n"])
     summary.add([text("ssim"), text("wan"), text(3)])
     assert '<th scope="row">ssim</th><th scope="row">wan</th><td' in summary.to_html()
@@ -284,4 +286,4 @@ def test_html_isolates_right_to_left_column_headers() -> None:
     t.add([text("ssim"), Cell(1.0), Cell(2.0)])
     page = t.to_html()
     assert f'<th scope="col"><bdi>{arabic}</bdi></th><th scope="col">wan</th>' in page
-    assert '<th scope="col">metric</th>' in page  # left-to-right headers as before
+    assert '<th scope="col" class="key">metric</th>' in page  # left-to-right headers as before

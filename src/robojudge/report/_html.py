@@ -72,7 +72,8 @@ table{border-collapse:collapse;font-size:.82rem;margin:.8rem 0;display:block;ove
 caption{text-align:left;font-weight:600;padding:.3rem 0}
 th,td{border-bottom:1px solid #e3e3e3;padding:.25rem .55rem;white-space:nowrap}
 th{background:#f1f4f8;text-align:left}.num{text-align:right;font-variant-numeric:tabular-nums}
-th:first-child,td:first-child{position:sticky;left:0;z-index:1}tbody th{background:#fff;font-weight:400}
+tbody th{background:#fff;font-weight:400}
+thead th.key,tbody th:first-of-type{position:sticky;left:0;z-index:1}
 td strong,th strong{color:#0b6e2f}p.files{font-size:.8rem;color:#555}
 header p,p.intro,p.files,p.skipped{overflow-wrap:anywhere}
 @media print{
@@ -82,7 +83,7 @@ section{border:0;padding:0;break-inside:auto}
 figure{overflow:visible}svg.plot,svg.plot.wide{max-width:100%}
 table{display:table;overflow:visible;font-size:7pt}thead{display:table-header-group}
 th,td{white-space:normal;overflow-wrap:anywhere;padding:.1rem .15rem}tr{break-inside:avoid}
-th:first-child,td:first-child{position:static}
+thead th.key,tbody th:first-of-type{position:static}
 }
 """
 

@@ -356,9 +356,13 @@ class Table:
         scroll boxes focusable (Chromium, Firefox) stops on the tables that scroll, and only on them. A
         text cell or column header holding right-to-left letters (an Arabic generator name, a column of
         the summary table) is a ``<bdi>``, laid out in its own direction. The caption is robojudge's
-        own sentence (a judge name in it is ASCII) and stays as it is."""
-        head = "".join(f'<th scope="col">{_html_text(c)}</th>' for c in self.columns)
+        own sentence (a judge name in it is ASCII) and stays as it is. The column header over the first
+        row header is of class ``key``: the page keeps that column (a leaderboard's generator, not its
+        rank) in view when the table scrolls sideways."""
         headers = self.row_headers()
+        key = min(headers)
+        head = "".join(('<th scope="col" class="key">' if k == key else '<th scope="col">')
+                       + f"{_html_text(c)}</th>" for k, c in enumerate(self.columns))
         body = []
         for r in self.rows:
             tds = []
