@@ -103,7 +103,9 @@ def test_long_labels_never_shrink_the_plane_and_crowded_labels_are_cut(monkeypat
     many = {f"gen-{k:02d}-" + "z" * 30: (1 + k / 10, nan, nan, 5 - k / 10, nan, nan) for k in range(40)}
     svg, caught = _plane(many)
     assert [str(w.message) for w in caught] == []
-    assert "gen-00-z\u2026" + "z" * 7 in svg and "gen-00-" + "z" * 30 not in svg  # 16 characters
+    # Too close to be named beside their points, they are numbered, and the key names them in two
+    # columns, cut to 28 characters.
+    assert ">1  gen-00-zzzzzzz\u2026" + "z" * 13 + "<" in svg and "gen-00-" + "z" * 30 not in svg
 
 
 def test_cut_labels_keep_their_ends_apart_and_edge_labels_stay_in_the_figure(monkeypatch) -> None:
@@ -179,3 +181,64 @@ def test_a_large_heatmap_shows_colours_only_and_is_not_scaled_down() -> None:
     big = correlation_heatmap([f"m{k}" for k in range(n)], corr(n), title="t")
     assert ">0.37<" not in big and 'class="plot wide"' in big
     assert len(big) < len(correlation_heatmap([f"m{k}" for k in range(n - 1)], corr(n - 1), title="t"))
+
+
+def _labels_of(monkeypatch, points: dict[str, Point]) -> tuple[list, list[str], list[str]]:
+    """The text boxes of the plane's point labels (in figure fractions) with the axes' box, the labels and
+    the lines of the key under the plot."""
+    from robojudge.report import _plots
+
+    figures = []
+    real = _plots._svg
+    monkeypatch.setattr(_plots, "_svg", lambda fig, *a: figures.append(fig) or real(fig, *a))
+    _plane(points)
+    (fig,) = figures
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    to_fig = fig.transFigure.inverted()
+    boxes = [t.get_window_extent().transformed(to_fig) for t in ax.texts]
+    axes_box = ax.get_window_extent().transformed(to_fig)
+    key = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    for legend in fig.legends:
+        box = legend.get_window_extent().transformed(to_fig)
+        assert box.x0 >= 0 and box.x1 <= 1 and box.y0 >= 0, box
+    return [boxes, axes_box], [t.get_text() for t in ax.texts], key
+
+
+def _inside_and_apart(boxes, axes_box) -> None:
+    for k, box in enumerate(boxes):
+        assert axes_box.x0 <= box.x0 and box.x1 <= axes_box.x1, box
+        assert axes_box.y0 <= box.y0 and box.y1 <= axes_box.y1, box
+        assert not any(box.overlaps(other) for other in boxes[:k]), box
+
+
+def test_plane_labels_lie_inside_the_axes_and_keep_what_tells_generators_apart(monkeypatch) -> None:
+    # Labels were cut at the axes' edge: three checkpoints of one model read alike, none showing its step,
+    # and a label joining five generators at one point lost those past the edge (audit reporthtml F2).
+    nan = math.nan
+    ckpt = {f"cosmos_predict2_2b_video2world_480p_16fps_posttrain_step_00{k}000": (3.0 + k / 20, nan, nan,
+                                                                                   3.0 + k / 20, nan, nan)
+            for k in (1, 2, 3)}
+    (boxes, axes_box), labels, key = _labels_of(monkeypatch, ckpt)
+    _inside_and_apart(boxes, axes_box)
+    shown = labels + key
+    for k in (1, 2, 3):  # each step is read once, beside its point or in the key with the point's number
+        assert sum(f"step_00{k}000" in t for t in shown) == 1, shown
+    if key:
+        assert sorted(labels) == ["1", "2", "3"] and [t.split()[0] for t in key] == ["1", "2", "3"]
+
+
+def test_plane_numbers_generators_whose_names_do_not_fit_and_names_all_in_its_key(monkeypatch) -> None:
+    nan = math.nan
+    long = {"a_very_long_generator_name_" * 6 + str(k): (4.0 + k / 10, nan, nan, 2.0, nan, nan)
+            for k in range(3)}
+    (boxes, axes_box), labels, key = _labels_of(monkeypatch, long)
+    _inside_and_apart(boxes, axes_box)
+    assert sorted(labels) == ["1", "2", "3"]
+    assert [t[:3] for t in key] == ["1  ", "2  ", "3  "] and [t[-2:] for t in key] == ["_0", "_1", "_2"]
+    # Thirty generators, five at each of six points: one label (or number) per point, every name read once.
+    tied = {f"gen_{k:02d} \u2020": (1.5 + k % 6 / 2, nan, nan, 1.5 + k % 6 / 2, nan, nan) for k in range(30)}
+    (boxes, axes_box), labels, key = _labels_of(monkeypatch, tied)
+    _inside_and_apart(boxes, axes_box)
+    assert len(labels) == 6
+    assert all(sum(name in t for t in labels + key) == 1 for name in tied), (labels, key)

@@ -308,39 +308,106 @@ def _clipped_all(names: Sequence[str], n: int) -> list[str]:
         width += 4
 
 
+#: Where a point's label may go, in the order tried: (offset in points, horizontal alignment, vertical).
+_BESIDE = (((5, 4), "left", "bottom"), ((-5, 4), "right", "bottom"), ((5, -4), "left", "top"),
+           ((-5, -4), "right", "top"), ((0, 6), "center", "bottom"), ((0, -6), "center", "top"))
+_BESIDE_LEFT_FIRST = (_BESIDE[1], _BESIDE[0], _BESIDE[3], _BESIDE[2], *_BESIDE[4:])
+#: Points between two labels, so that neighbours do not read as one ("6" beside "18": "618").
+_LABEL_GAP = 3
+
+
 @_plain_text
 def generator_plane(points: Mapping[str, tuple[float, float, float, float, float, float]]) -> str:
     """Generators on the PA-IA plane with their CIs.
+
+    Each point is labelled with its generators' names (those at one point share one label), on the side
+    of the point where the label fits inside the axes without covering another label. Where one does
+    not fit, every point gets a number instead, and a key under the plot names the generators at each
+    number: a label cut at the axes' edge lost the end that tells checkpoints apart.
 
     Args:
         points: generator -> ``(pa, pa_low, pa_high, ia, ia_low, ia_high)``.
     """
     fig, ax = _figure(5.2, 4.4)
-    at: dict[tuple[float, float], list[str]] = {}  # generators at one point share one label
-    for k, (g, (x, xlo, xhi, y, ylo, yhi)) in enumerate(points.items()):
-        if math.isnan(x) or math.isnan(y):
-            continue
+    drawn = [(k, g) for k, (g, p) in enumerate(points.items()) if not (math.isnan(p[0]) or math.isnan(p[3]))]
+    at: dict[tuple[float, float], list[int]] = {}  # generators at one point share one label
+    for k, g in drawn:
+        x, xlo, xhi, y, ylo, yhi = points[g]
         ax.errorbar([x], [y], xerr=_err(x, xlo, xhi), yerr=_err(y, ylo, yhi), fmt="o", capsize=3,
                     color=f"C{k % 10}")
-        at.setdefault((x, y), []).append(_short(g))
-    crowded = len(points) > _CROWDED
-    every = [n for names in at.values() for n in names]
-    short = dict(zip(every, _clipped_all(every, _CROWDED_LABEL), strict=True)) if crowded else {}
-    for (x, y), names in at.items():
-        label = ", ".join(short.get(n, n) for n in names)
-        left = x > 3.6  # (right of a point near the right edge, the label ran off the figure)
-        note = ax.annotate(label, (x, y), textcoords="offset points", xytext=(-5, 4) if left else (5, 4),
-                           ha="right" if left else "left", fontsize=7 if crowded else 8)
-        # Labels never shrink the axes (long names took all the room: axes 3 pt wide), and are cut at
-        # the axes' edge.
-        note.set_in_layout(False)
-        note.set_clip_on(True)
+        at.setdefault((x, y), []).append(k)
     ax.plot(_SCALE, _SCALE, color="#888", lw=0.8, ls="--")
     ax.set(xlim=(0.8, 5.2), ylim=(0.8, 5.2), xlabel="mean PA", ylabel="mean IA",
            title="Generators: physical adherence vs. instruction alignment")
     ax.title.set_fontsize(9)  # (over axes as wide as the figure, at 10 pt it ran past the edge)
     ax.grid(alpha=0.3)
-    return _svg(fig, "generator-plane", "Generators by mean PA (x) and mean IA (y), with intervals")
+    crowded = len(points) > _CROWDED
+    names = dict(zip([k for k, _ in drawn], _clipped_all([g for _, g in drawn],
+                                                         _CROWDED_LABEL if crowded else MAX_LABEL),
+                     strict=True))
+    labels = {xy: ", ".join(names[k] for k in ks) for xy, ks in at.items()}
+    if _label_points(fig, ax, labels, fontsize=7 if crowded else 8, fallback=False):
+        return _svg(fig, "generator-plane", "Generators by mean PA (x) and mean IA (y), with intervals")
+    from matplotlib.lines import Line2D
+
+    number = {xy: str(n) for n, xy in enumerate(at, 1)}
+    ncol = 1 if len(drawn) <= _KEY_ROWS else 2
+    cut = MAX_LABEL if ncol == 1 else _KEY_LABEL
+    keyed = dict(zip([k for k, _ in drawn], _clipped_all([g for _, g in drawn], cut), strict=True))
+    entries = [(Line2D([], [], ls="", marker="o", ms=4, color=f"C{k % 10}"), f"{number[xy]}  {keyed[k]}")
+               for xy, ks in at.items() for k in ks]
+    fig.set_figheight(4.4 + 0.17 * math.ceil(len(entries) / ncol))
+    fig.legend([h for h, _ in entries], [t for _, t in entries], loc="outside lower center", ncol=ncol,
+               fontsize=7, frameon=False, handletextpad=0.3, columnspacing=1.0)
+    _label_points(fig, ax, number, fontsize=7, fallback=True)
+    return _svg(fig, "generator-plane", "Generators by mean PA (x) and mean IA (y), with intervals; the "
+                "points are numbered, and the key under the plot names the generators at each number")
+
+
+#: Up to this many generators the PA-IA plane's key is one column of names up to :data:`MAX_LABEL`
+#: characters; past it, two columns, the names cut to :data:`_KEY_LABEL`.
+_KEY_ROWS = 10
+_KEY_LABEL = 28
+
+
+def _label_points(fig: Figure, ax: Any, labels: Mapping[tuple[float, float], str], *, fontsize: float,
+                  fallback: bool) -> bool:
+    """Write each label beside its point, at the first place of :data:`_BESIDE` where it lies inside the
+    axes and covers no label placed before it, measured with matplotlib's renderer. Where a label has no
+    such place: False, with every label taken off again, unless ``fallback``, which takes the first place
+    inside the axes (else the first place) and goes on. Labels never shrink the axes (long names took
+    all the room: axes 3 pt wide)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    fig.draw_without_rendering()  # (the axes' final place, which labels outside the layout keep)
+    renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]
+    inside = ax.get_window_extent(renderer)
+    placed: list[Any] = []
+    for (x, y), label in labels.items():
+        note = ax.annotate(label, (x, y), xytext=_BESIDE[0][0], textcoords="offset points",
+                           fontsize=fontsize, annotation_clip=False)
+        note.set_in_layout(False)
+        fits = []
+        # (right of a point near the right edge, the label ran off the figure: there the left comes first)
+        for offset, ha, va in _BESIDE_LEFT_FIRST if x > 3.6 else _BESIDE:
+            note.xyann = offset
+            note.set(ha=ha, va=va)
+            box = note.get_window_extent(renderer)
+            if inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1:
+                fits.append((offset, ha, va))
+                if not any(box.overlaps(other) for other in placed):  # (placed: padded by _LABEL_GAP)
+                    break
+        else:
+            if not fallback:
+                for drawn in list(ax.texts):
+                    drawn.remove()
+                return False
+            offset, ha, va = fits[0] if fits else _BESIDE[0]
+            note.xyann = offset
+            note.set(ha=ha, va=va)
+        placed.append(note.get_window_extent(renderer).padded(renderer.points_to_pixels(_LABEL_GAP)))
+    return True
 
 
 @_plain_text
