@@ -134,6 +134,26 @@ def test_forest_and_bias_write_n_a_where_there_is_no_value() -> None:
     assert bias.count(">n/a<") == 1
 
 
+def test_the_bias_n_a_of_the_last_judge_lies_inside_the_axes_in_readable_ink(figures) -> None:
+    # A judge run with one rubric, listed last: its IA slot lay past the x-limits that matplotlib took from
+    # the bars drawn, so its n/a was written beyond the right spine, in C1 orange, 2.5:1 on white (audit
+    # reporthtml F3). Every bias below zero: the word is still inside the axes.
+    from matplotlib.colors import to_rgb
+
+    for pa in (0.1, -0.4):
+        _plots.bias_bars({"vlm": {"pa": (pa, pa - 0.1, pa + 0.1), "ia": (0.2, 0.1, 0.3)},
+                          "vlm2": {"pa": (pa, pa - 0.1, pa + 0.1), "ia": (math.nan, math.nan, math.nan)}})
+        fig = figures[-1]
+        fig.canvas.draw()
+        (ax,) = fig.axes
+        (word,) = [t for t in ax.texts if t.get_text() == "n/a"]
+        box, inside = word.get_window_extent(), ax.get_window_extent()
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1
+        slot = ax.transData.transform((1.2, 0))[0]  # vlm2's IA slot: judge 1, right of its centre
+        assert abs((box.x0 + box.x1) / 2 - slot) < 3
+        assert _plots.contrast(to_rgb(word.get_color()), (1.0, 1.0, 1.0)) >= 4.5
+
+
 def test_figures_have_an_accessible_name_in_words() -> None:
     # aria-label was the figure's id ("bias", "metric-heatmap").
     bias = _plots.bias_bars({"j": {"pa": (0.1, 0.0, 0.2)}})

@@ -258,6 +258,7 @@ def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> s
     # (at 4 in, one judge's title ran off the edge in a browser, whose sans-serif is wider than matplotlib's)
     fig, ax = _figure(max(5.0, 1.2 * len(judges) * len(axes)), 3.4)
     width = 0.8 / len(axes)
+    missing: list[float] = []
     for k, a in enumerate(axes):
         xs = np.arange(len(judges)) + (k - (len(axes) - 1) / 2) * width
         vals = np.array([bias[j][a][0] for j in judges])
@@ -265,9 +266,17 @@ def bias_bars(bias: Mapping[str, Mapping[str, tuple[float, float, float]]]) -> s
         hi = np.array([bias[j][a][2] for j in judges])
         err = np.where(np.isnan(lo), 0.0, np.clip(np.vstack([vals - lo, hi - vals]), 0.0, None))
         ax.bar(xs, vals, width, yerr=err, capsize=3, label=_title(a), color=f"C{k}")
-        for x in xs[np.isnan(vals)]:  # (an axis without scores had no bar and no word)
-            ax.text(x, 0, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color=f"C{k}")
+        missing.extend(xs[np.isnan(vals)])
     ax.axhline(0, color="black", lw=0.8)
+    # Every judge's slots inside the axes: an n/a of the last judge was written past the right edge,
+    # where the axes autoscaled to the bars drawn.
+    ax.set_xlim(-0.5, len(judges) - 0.5)
+    low, high = ax.get_ylim()
+    # (an axis without scores had no bar and no word; the word, in the axis' colour, was 2.5:1 in orange)
+    at = min(max((0 - low) / (high - low), 0.02), 0.7)  # from the zero line up, kept inside the axes
+    for x in missing:
+        ax.text(x, at, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color="#444",
+                transform=ax.get_xaxis_transform())
     ax.set_xticks(range(len(judges)), [_short(j) for j in judges], rotation=15, ha="right")
     ax.set(ylabel="mean signed error (judge - human)", title="Bias: over-scoring > 0 > under-scoring")
     ax.legend(fontsize=8)
