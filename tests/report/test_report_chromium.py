@@ -203,6 +203,60 @@ def test_a_printed_report_keeps_every_column_and_figure(served_report, tmp_path)
     assert any(t == "table-judges" for t, _, _ in found[address]["tables"])
 
 
+def _overview_of_30_generators(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A page with the overview table of 30 generators: 95 columns (a mean per generator, then two counts
+    per generator), and its column names."""
+    from robojudge.report._sections import Section
+    from robojudge.report._tables import Cell, Table, text
+
+    gens = [f"gen_{g:02d}" for g in range(30)]
+    columns = ["metric", "range", "n", "failed", "unscored", *gens,
+               *(f"{part} {g}" for g in gens for part in ("n", "failed"))]
+    table = Table("summary", "Mean of every stored configuration per generator", columns)
+    for m in range(8):
+        table.add([text(f"flow_warp_error_{m}"), text("[0, inf)"), text(180), text(0), text(0),
+                   *(Cell(2.37, 2.08, 2.67, digits=2) for _ in gens), *(text(6) for _ in range(60))])
+    page = render_page([Section("overview", "Overview", tables=[table])], title="wide", source="store x")
+    path = tmp_path / "overview.html"
+    path.write_text(page, encoding="utf-8")
+    return path, columns
+
+
+# The printed tables (those laid out): their column headers, and per number cell the lines it takes.
+_PRINTED = """() => {
+  const shown = [...document.querySelectorAll('table')].filter(t => t.offsetParent !== null);
+  return { headers: shown.flatMap(t => [...t.tHead.rows[0].cells].map(c => c.textContent)),
+    lines: shown.flatMap(t => [...t.querySelectorAll('td.num')].map(c => { const r = document.createRange();
+      r.selectNodeContents(c); return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; })),
+    tables: shown.length }; }"""
+
+
+def test_a_printed_overview_of_30_generators_fits_the_page_with_readable_cells(tmp_path):
+    # Printed, the 95 columns laid out 1,093 px wide on a 718 px page: 33 column headers past the paper's
+    # edge and every cell broken one character a line (audit reporthtml F4). The table prints in parts.
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed (bash scripts/system-deps.sh test)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    path, columns = _overview_of_30_generators(tmp_path)
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            page = browser.new_page(viewport={"width": _A4_PRINT_WIDTH, "height": 1000})
+            page.emulate_media(media="print")
+            page.goto(path.as_uri(), wait_until="load")
+            seen = page.evaluate(_CUT, _A4_PRINT_WIDTH)
+            printed = page.evaluate(_PRINTED)
+            page.emulate_media(media="screen")
+            screen = page.evaluate(_PRINTED)
+        finally:
+            browser.close()
+    assert seen["page"] <= _A4_PRINT_WIDTH
+    assert all(cut == [] and hidden <= 1 for _, cut, hidden in seen["tables"]), seen["tables"]
+    assert set(printed["headers"]) == set(columns)  # every column printed, in some part
+    assert printed["tables"] > 1 and printed["lines"] and max(printed["lines"]) == 1  # "2.37 [2.08, 2.67]"
+    assert screen["tables"] == 1 and screen["headers"] == columns  # on the screen, the one table
+
+
 def test_a_narrow_window_never_scrolls_the_page_sideways(served_report):
     # At 320 px (1280 px at 400% zoom) the store's path and the tables' file names could not wrap: the
     # whole page scrolled sideways (495 px).

@@ -35,6 +35,7 @@ from robojudge.report._leaderboard import Direction
 from robojudge.report._library_section import libraries_section
 from robojudge.report._motion import motion_section
 from robojudge.report._network_section import networks_section
+from robojudge.report._print_split import table_html
 from robojudge.report._provenance import (
     DefaultsOf,
     configurations_table,
@@ -75,8 +76,9 @@ th{background:#f1f4f8;text-align:left}.num{text-align:right;font-variant-numeric
 tbody th{background:#fff;font-weight:400}
 thead th.key,tbody th:first-of-type{position:sticky;left:0;z-index:1}
 td strong,th strong{color:#0b6e2f}p.files{font-size:.8rem;color:#555}
-header p,p.intro,p.files,p.skipped{overflow-wrap:anywhere}
+header p,p.intro,p.files,p.skipped{overflow-wrap:anywhere}.print-only{display:none}
 @media print{
+.print-only{display:block}.screen-only{display:none}
 body{background:#fff}nav{display:none}main{padding:0;max-width:none}
 header{background:none;color:#000;padding:0 0 .5rem}header p.warning{color:#000}
 section{border:0;padding:0;break-inside:auto}
@@ -543,7 +545,7 @@ def render_page(sections: Sequence[Section], *, title: str, source: str, notes: 
                              + "</div>")
             for t in s.tables:
                 parts += [f'<p class="intro">{html.escape(n)}</p>' for n in t.notes()]
-                parts.append(t.to_html())
+                parts.append(table_html(t))
             if s.tables:
                 names = ", ".join(f"tables/{t.name}.{{csv,md,tex}}" for t in s.tables)
                 parts.append(f'<p class="files">Also as {html.escape(names)}.</p>')
