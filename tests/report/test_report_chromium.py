@@ -203,21 +203,20 @@ def test_a_printed_report_keeps_every_column_and_figure(served_report, tmp_path)
     assert any(t == "table-judges" for t, _, _ in found[address]["tables"])
 
 
-def _overview_of_30_generators(tmp_path: Path) -> tuple[Path, list[str]]:
-    """A page with the overview table of 30 generators: 95 columns (a mean per generator, then two counts
-    per generator), and its column names."""
+def _overview_page(tmp_path: Path, gens: list[str]) -> tuple[Path, list[str]]:
+    """A page with the overview table of ``gens``: a mean per generator, then two counts per generator (95
+    columns for 30), and its column names."""
     from robojudge.report._sections import Section
     from robojudge.report._tables import Cell, Table, text
 
-    gens = [f"gen_{g:02d}" for g in range(30)]
     columns = ["metric", "range", "n", "failed", "unscored", *gens,
                *(f"{part} {g}" for g in gens for part in ("n", "failed"))]
     table = Table("summary", "Mean of every stored configuration per generator", columns)
     for m in range(8):
         table.add([text(f"flow_warp_error_{m}"), text("[0, inf)"), text(180), text(0), text(0),
-                   *(Cell(2.37, 2.08, 2.67, digits=2) for _ in gens), *(text(6) for _ in range(60))])
+                   *(Cell(2.37, 2.08, 2.67, digits=2) for _ in gens), *(text(6) for _ in gens for _ in "nf")])
     page = render_page([Section("overview", "Overview", tables=[table])], title="wide", source="store x")
-    path = tmp_path / "overview.html"
+    path = tmp_path / f"overview-{len(gens)}.html"
     path.write_text(page, encoding="utf-8")
     return path, columns
 
@@ -231,13 +230,17 @@ _PRINTED = """() => {
     tables: shown.length }; }"""
 
 
-def test_a_printed_overview_of_30_generators_fits_the_page_with_readable_cells(tmp_path):
+@pytest.mark.parametrize("gens", [[f"gen_{g:02d}" for g in range(30)],
+                                  ["a_very_long_generator_name_" * 6 + str(g) for g in range(3)]],
+                         ids=["30 generators", "3 long names"])
+def test_a_printed_overview_of_30_generators_fits_the_page_with_readable_cells(tmp_path, gens):
     # Printed, the 95 columns laid out 1,093 px wide on a 718 px page: 33 column headers past the paper's
-    # edge and every cell broken one character a line (audit reporthtml F4). The table prints in parts.
+    # edge and every cell broken one character a line (audit reporthtml F4). The table prints in parts
+    # (whose captions name no column: a 163-character name there widened a part to 952 px).
     if not Path(CHROMIUM).exists():
         pytest.skip("Chromium is not installed (bash scripts/system-deps.sh test)")
     sync_api = pytest.importorskip("playwright.sync_api")
-    path, columns = _overview_of_30_generators(tmp_path)
+    path, columns = _overview_page(tmp_path, gens)
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:

@@ -54,8 +54,9 @@ def print_parts(table: Table, *, width: float = PRINT_WIDTH) -> list[Table]:
         used += need[k]
     parts = []
     for n, cols in enumerate(slices, 1):
-        part = Table(f"{table.name}-print-{n}", f"{table.title} (part {n} of {len(slices)}: columns "
-                     f"{table.columns[cols[0]]} to {table.columns[cols[-1]]})",
+        # (the caption names no column: a 163-character generator name in it, one word, widened the part
+        # past the paper)
+        part = Table(f"{table.name}-print-{n}", f"{table.title} (part {n} of {len(slices)})",
                      [table.columns[k] for k in (*keys, *cols)])
         for r in table.rows:
             part.add([r[k] for k in (*keys, *cols)])
