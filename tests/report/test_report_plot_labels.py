@@ -242,3 +242,28 @@ def test_plane_numbers_generators_whose_names_do_not_fit_and_names_all_in_its_ke
     _inside_and_apart(boxes, axes_box)
     assert len(labels) == 6
     assert all(sum(name in t for t in labels + key) == 1 for name in tied), (labels, key)
+
+
+def test_plane_labels_cover_no_other_point(monkeypatch) -> None:
+    # Five points of six generators each, close together (the audit's 30 generators): the joined names
+    # were written across the other points' markers, so a name read as that point's.
+    from matplotlib.transforms import Bbox
+
+    from robojudge.report import _plots
+
+    nan = math.nan
+    at = [(2.667, 2.667), (3.0, 3.167), (3.333, 2.833), (2.833, 3.333), (3.167, 3.0)]
+    points = {f"gen_{k:02d} \u2020": (at[k % 5][0], nan, nan, at[k % 5][1], nan, nan) for k in range(30)}
+    figures = []
+    real = _plots._svg
+    monkeypatch.setattr(_plots, "_svg", lambda fig, *a: figures.append(fig) or real(fig, *a))
+    _plane(points)
+    (fig,) = figures
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    r = fig.dpi * 3 / 72  # a marker's radius: 3 pt
+    marks = [Bbox.from_extents(cx - r, cy - r, cx + r, cy + r) for cx, cy in (ax.transData.transform(xy)
+                                                                             for xy in at)]
+    for text in ax.texts:
+        box = text.get_window_extent()
+        assert sum(box.overlaps(m) for m in marks) == 0, text.get_text()

@@ -363,7 +363,8 @@ def generator_plane(points: Mapping[str, tuple[float, float, float, float, float
     ncol = 1 if len(drawn) <= _KEY_ROWS else 2
     cut = MAX_LABEL if ncol == 1 else _KEY_LABEL
     keyed = dict(zip([k for k, _ in drawn], _clipped_all([g for _, g in drawn], cut), strict=True))
-    entries = [(Line2D([], [], ls="", marker="o", ms=4, color=f"C{k % 10}"), f"{number[xy]}  {keyed[k]}")
+    # (each entry in the colour its point shows: the last of the generators drawn there)
+    entries = [(Line2D([], [], ls="", marker="o", ms=4, color=f"C{ks[-1] % 10}"), f"{number[xy]}  {keyed[k]}")
                for xy, ks in at.items() for k in ks]
     fig.set_figheight(4.4 + 0.17 * math.ceil(len(entries) / ncol))
     fig.legend([h for h, _ in entries], [t for _, t in entries], loc="outside lower center", ncol=ncol,
@@ -392,11 +393,22 @@ def _label_points(fig: Figure, ax: Any, labels: Mapping[tuple[float, float], str
     fig.draw_without_rendering()  # (the axes' final place, which labels outside the layout keep)
     renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]
     inside = ax.get_window_extent(renderer)
+    from matplotlib.transforms import Bbox
+
+    # The other points' markers are in the way too: a label over one read as that point's.
+    mark = renderer.points_to_pixels(4)
+    markers = {}
+    for xy in labels:
+        cx, cy = ax.transData.transform(xy)
+        markers[xy] = Bbox.from_extents(cx - mark, cy - mark, cx + mark, cy + mark)
     placed: list[Any] = []
     for (x, y), label in labels.items():
+        # (on a light ground, so that an error bar crossing the label does not cross out its letters)
         note = ax.annotate(label, (x, y), xytext=_BESIDE[0][0], textcoords="offset points",
-                           fontsize=fontsize, annotation_clip=False)
+                           fontsize=fontsize, annotation_clip=False,
+                           bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75})
         note.set_in_layout(False)
+        others = [b for xy, b in markers.items() if xy != (x, y)]
         fits = []
         # (right of a point near the right edge, the label ran off the figure: there the left comes first)
         for offset, ha, va in _BESIDE_LEFT_FIRST if x > 3.6 else _BESIDE:
@@ -405,7 +417,7 @@ def _label_points(fig: Figure, ax: Any, labels: Mapping[tuple[float, float], str
             box = note.get_window_extent(renderer)
             if inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0 and box.y1 <= inside.y1:
                 fits.append((offset, ha, va))
-                if not any(box.overlaps(other) for other in placed):  # (placed: padded by _LABEL_GAP)
+                if not any(box.overlaps(other) for other in [*placed, *others]):  # (placed: padded)
                     break
         else:
             if not fallback:
