@@ -242,8 +242,9 @@ def test_a_broken_scikit_image_is_a_failed_row_that_retry_errors_computes(tmp_pa
     # A scikit-image built against NumPy 1 raises ValueError ("numpy.dtype size changed") beside NumPy 2.
     # iq1_ssim took every ValueError for frames smaller than its window and stored the row as unscored
     # (nothing to measure), which neither a rerun nor --retry-errors computes again (lowdeps audit,
-    # finding 2). The library stands in for such an install by raising from inside F.ssim.
-    import skimage.metrics
+    # finding 2). A library error stands in for such an install by raising from inside F.ssim (which now
+    # filters with OpenCV: any library error other than frames under the window must stay a failed row).
+    from robojudge.metrics.functional import _image
 
     def broken(*args, **kwargs):
         raise ValueError("numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C "
@@ -253,7 +254,7 @@ def test_a_broken_scikit_image_is_a_failed_row_that_retry_errors_computes(tmp_pa
     item = _item(tmp_path, frames, frames)
     reqs = [MetricRequest.build("iq1_ssim")]
     with monkeypatch.context() as m:
-        m.setattr(skimage.metrics, "structural_similarity", broken)
+        m.setattr(_image, "_ssim_opencv", broken)
         row = compute_metric(item, reqs[0])
         assert row.status == "error" and row.value is None
         assert "numpy.dtype size changed" in (row.error or "")

@@ -514,7 +514,8 @@ class SsimConfig(PairedConfig):
 def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     """Mean per-frame SSIM against the reference video (RoboPhys-3D App. B.1.1), each frame in [0, 1].
 
-    Each frame pair is scored by :func:`robojudge.metrics.functional.ssim` (scikit-image).
+    Each frame pair is scored by :func:`robojudge.metrics.functional.ssim` (scikit-image's value, computed
+    with OpenCV filters).
 
     Identical videos score exactly 1. A reference frame the generated video does not reach counts as 0,
     no structural similarity, the bottom of the paper's range [0, 1]. SSIM itself reaches down to -1
@@ -539,8 +540,8 @@ def iq1_ssim(item: Item, config: SsimConfig) -> Score:
     if config.gray:
         gen = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in gen])
         ref = np.stack([cv2.cvtColor(f, cv2.COLOR_RGB2GRAY) for f in ref])
-    # Frames smaller than the SSIM window raise Unmeasurable (unscored). Any other error, a scikit-image
-    # that cannot import beside this NumPy among them, fails the row, which --retry-errors computes again.
+    # Frames smaller than the SSIM window raise Unmeasurable (unscored). Any other error, a library that
+    # cannot import beside this NumPy among them, fails the row, which --retry-errors computes again.
     compared = np.array(
         [F.ssim(g, r, gaussian_weights=config.gaussian_weights) for g, r in zip(gen, ref, strict=True)]
     )
