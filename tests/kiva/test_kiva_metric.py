@@ -126,13 +126,13 @@ def test_kiva_flags_a_segment_whose_link_stretches_and_passes_the_same_segment_c
     segs = clean.details["segments"]
     target = next(i for i, s in enumerate(segs) if s["invalid"] is False)  # a segment that passes clean
     start, stop = segs[target]["start"], segs[target]["stop"]
-    real_read = kiva_module.read_clip
+    real_read = kiva_module.read_frames
     stretched: dict[str, str] = {}
 
-    def stretched_read(rdr, clip):
+    def stretched_read(rdr, frames, fps):
         # The seam: the reader's own tracks, with the longest link it sees growing by 80% across the
         # chosen segment and keeping that length afterwards (no snap back, which would be a jump).
-        tracks = real_read(rdr, clip)
+        tracks = real_read(rdr, frames, fps)
         pos, vis = tracks.positions, tracks.visible
         lengths = [np.median(np.linalg.norm(pos[vis[:, a] & vis[:, b], a] - pos[vis[:, a] & vis[:, b], b],
                                             axis=-1)) if (vis[:, a] & vis[:, b]).any() else 0.0
@@ -145,7 +145,7 @@ def test_kiva_flags_a_segment_whose_link_stretches_and_passes_the_same_segment_c
         pos[:, b] = pos[:, a] + (pos[:, b] - pos[:, a]) * scale[:, None]
         return tracks
 
-    monkeypatch.setattr(kiva_module, "read_clip", stretched_read)
+    monkeypatch.setattr(kiva_module, "read_frames", stretched_read)
     monkeypatch.setattr(kiva_module, "_TRACKS", OrderedDict())  # not the clean tracks read above
     bad = spec.compute(item, cfg)
     after = bad.details["segments"]
@@ -156,7 +156,7 @@ def test_kiva_flags_a_segment_whose_link_stretches_and_passes_the_same_segment_c
     rig_clean = get_metric("kiva_rigidity").compute(item, cfg)
     assert rig_clean.details["segments"][target]["rigidity_invalid"]  # the memo holds the stretched read
     monkeypatch.setattr(kiva_module, "_TRACKS", OrderedDict())
-    monkeypatch.setattr(kiva_module, "read_clip", real_read)
+    monkeypatch.setattr(kiva_module, "read_frames", real_read)
     assert get_metric("kiva").compute(item, cfg).details["segments"] == segs  # and clean again
 
 
@@ -270,14 +270,14 @@ def test_a_run_rescores_stored_kiva_results_when_the_named_reader_is_recalibrate
 def test_a_video_in_which_the_reader_sees_no_keypoint_is_unmeasurable(tiny_reader, kiva_suite, monkeypatch):
     import robojudge.metrics.learned.kiva as kiva_module
 
-    real_read = kiva_module.read_clip
+    real_read = kiva_module.read_frames
 
-    def blind_read(rdr, clip):
-        tracks = real_read(rdr, clip)
+    def blind_read(rdr, frames, fps):
+        tracks = real_read(rdr, frames, fps)
         tracks.visible[:] = False
         return tracks
 
-    monkeypatch.setattr(kiva_module, "read_clip", blind_read)
+    monkeypatch.setattr(kiva_module, "read_frames", blind_read)
     monkeypatch.setattr(kiva_module, "_TRACKS", OrderedDict())
     for metric in PARTS:
         spec = get_metric(metric)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from robojudge.kiva._clip import HELD_SIDE, Clip, sample_clip
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import (
     RENDERED_FAILURES,
@@ -66,7 +65,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIDENCE_RATIO",
     "FINGER_PAIRS",
-    "HELD_SIDE",
     "JERK_WINDOW",
     "JERK_WINDOWS",
     "MEASURE_VERSION",
@@ -74,7 +72,6 @@ __all__ = [
     "RENDERED_FAILURES",
     "SEGMENT",
     "STILL_MOTION",
-    "Clip",
     "Episode",
     "KivaResult",
     "KivaDataError",
@@ -105,14 +102,12 @@ __all__ = [
     "percentile_thresholds",
     "reader_confidence",
     "recognition",
-    "read_clip",
     "read_frames",
     "reader_checkpoint",
     "record_frame_aspects",
     "reference_cuts",
     "relative_lengths",
     "resolve_robot",
-    "sample_clip",
     "robot_motion",
     "segment_values",
     "segments",
@@ -169,14 +164,6 @@ def read_frames(reader: Reader, frames: Any, fps: float) -> Tracks:
     from robojudge.kiva._reader import read_frames as read
 
     return read(reader, frames, fps)
-
-
-def read_clip(reader: Reader, clip: Clip) -> Tracks:
-    """Keypoint tracks of a :class:`Clip` (:func:`sample_clip`: the video read at the reader's size and at
-    most :data:`HELD_SIDE` px for the repeated-frame check, never whole at its own size)."""
-    from robojudge.kiva._reader import read_clip as read
-
-    return read(reader, clip)
 
 
 def reader_checkpoint(path: str | Path) -> Path:

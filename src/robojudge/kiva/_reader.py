@@ -21,7 +21,6 @@ import numpy as np
 import torch
 
 from robojudge._files import replacing
-from robojudge.kiva._clip import Clip, clip_of_frames, sample_clip, square_frames
 from robojudge.kiva._config import TrainConfig
 from robojudge.kiva._data import (
     Episode,
@@ -53,7 +52,7 @@ from robojudge.kiva._score import (
     segment_values,
 )
 from robojudge.kiva._train import Progress, keypoint_error, split_groups, train_net
-from robojudge.video import VideoError, frame_cache, probe_video
+from robojudge.video import VideoError, probe_video, sample_frames
 
 CHECKPOINT = "reader.pt"
 SUMMARY = "reader.json"
@@ -375,32 +374,23 @@ def _member_progress(progress: Progress, k: int, members: int) -> Progress:
 
 def read_frames(reader: Reader, frames: np.ndarray, fps: float) -> Tracks:
     """Run ``reader`` (five test-time candidates averaged) on native ``(T, H, W, 3)`` frames."""
-    return read_clip(reader, clip_of_frames(frames, fps, reader.size))
+    import cv2
 
-
-def read_clip(reader: Reader, clip: Clip) -> Tracks:
-    """Run ``reader`` (five test-time candidates averaged) on a :class:`~robojudge.kiva._clip.Clip` read
-    for its size (:func:`~robojudge.kiva._clip.sample_clip`); positions come back in the video's own
-    pixels."""
+    h, w = frames.shape[1:3]
     s = reader.size
-    small = clip.small if clip.small is not None else square_frames(clip.check, s)
-    if small.shape[1:3] != (s, s):
-        raise ValueError(f"the clip was read for a {small.shape[2]} px reader; this reader reads {s} px")
+    small = np.stack([cv2.resize(f, (s, s), interpolation=cv2.INTER_AREA) for f in frames])
     # No deterministic-kernel switch here: its import of torch's compiler crashes a process where MuJoCo
     # has rendered through EGL, and CPU inference needs none. torch's thread count is left as it is.
     pos, prob, conf = predict_confident(reader.net, small, int(reader.meta["config"]["context"]))
-    pos = pos * np.array([clip.width / s, clip.height / s])
-    # Repeated frames (a slowed replay, a frame-rate conversion) are found on the check copy (at most
-    # HELD_SIDE px: the size the check's constants were measured at).
-    return Tracks(pos, prob > 0.5, prob, clip.fps, clip.width, clip.height, held=held_frames(clip.check),
-                  confidence=conf)
+    pos = pos * np.array([w / s, h / s])
+    # Repeated frames (a slowed replay, a frame-rate conversion) are found on the native frames.
+    return Tracks(pos, prob > 0.5, prob, fps, w, h, held=held_frames(frames), confidence=conf)
 
 
 def read_video(reader: Reader, video: str | Path) -> Tracks:
-    """Every frame of ``video`` read by ``reader``, decoded once at the two sizes it is read at (the
-    reader's square and the check copy), never held at its own size."""
-    with frame_cache():
-        return read_clip(reader, sample_clip(video, reader.size))
+    """Every frame of ``video`` read by ``reader``."""
+    sampled = sample_frames(video, fps=None, max_frames=None)
+    return read_frames(reader, sampled.frames, float(sampled.source_fps))
 
 
 def tracks_segments(reader: Reader, tracks: Tracks, **kw: Any) -> list[SegmentValues]:
@@ -470,17 +460,16 @@ def calibrate(
     like: tuple[tuple[int, ...], float] | None = None  # the first reference's clip shape and frame rate
     lengths: dict[str, int] = {}
     for ep in refs:
-        with frame_cache():  # the reader's square and the check copy in one decode
-            clip = sample_clip(ep.video, reader.size)
-        lengths[ep.name] = len(clip)
-        tracks = read_clip(reader, clip)
+        sampled = sample_frames(ep.video, fps=None, max_frames=None)
+        lengths[ep.name] = len(sampled.frames)
+        tracks = read_frames(reader, sampled.frames, float(sampled.source_fps))
         values.extend(tracks_segments(reader, tracks, relative=True, window=JERK_WINDOW, **cut))
         sure.append(reader_confidence(tracks))
         if like is None:
             # Clips with no robot of its frame size and rate, at most 3 segments long (a median needs no
             # more, and a long 720p clip of noise would cost gigabytes).
-            shape = (min(len(clip), 3 * segment), clip.height, clip.width, 3)
-            like = (shape, clip.fps)
+            shape = (min(len(sampled.frames), 3 * segment), *sampled.frames.shape[1:])
+            like = (shape, float(sampled.source_fps))
     assert like is not None
     if not values:
         shown = ", ".join(f"{name}: {n} frames" for name, n in list(lengths.items())[:5])

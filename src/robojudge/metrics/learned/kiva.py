@@ -24,16 +24,13 @@ from robojudge.kiva import (
     CONFIDENCE_RATIO,
     MEASURE_VERSION,
     SEGMENT,
-    Clip,
     KivaResult,
     Thresholds,
     Tracks,
     judge_tracks,
     load_reader,
-    read_clip,
     read_frames,
     reader_checkpoint,
-    sample_clip,
     worst_part,
 )
 from robojudge.kiva.multiview import MAX_ERROR, MIN_LINK_M
@@ -42,7 +39,7 @@ from robojudge.metrics._errors import MetricInputError, Unmeasurable
 from robojudge.metrics._registry import Family, Input, Provider, metric
 from robojudge.metrics._score import Score
 from robojudge.suite._schema import Item
-from robojudge.video import FileFingerprint
+from robojudge.video import FileFingerprint, sample_frames
 
 CITATION = (
     "RoboWorM: Evaluating Movement Realism, Consistency and Acceleration Affects in Embodied Video World "
@@ -227,17 +224,15 @@ def _check_robot(item: Item, reader: Any, where: str, metric_id: str) -> None:
             "each robot's items with its own reader")
 
 
-def _frames(item: Item, config: KivaConfig, size: int | None) -> Clip:
-    """The video's frames as a reader of ``size`` px reads them (``None``: only counted), never held at the
-    video's own size unless the frame cache holds them for another metric; a video shorter than a segment
-    is unscored, with the reason."""
-    clip = sample_clip(item.video, size)
-    n = len(clip)
+def _frames(item: Item, config: KivaConfig) -> Any:
+    """The video's frames; a video shorter than a segment is unscored, with the reason."""
+    sampled = sample_frames(item.video, fps=None, max_frames=None)
+    n = len(sampled)
     if n < config.segment:
         why = (f"the video has {n} frame{'s' if n != 1 else ''}; KIVA judges segments of {config.segment} "
                "frames")
         raise Unmeasurable(why, frames=n)
-    return clip
+    return sampled
 
 
 def _usable_reader(path: Path, config: KivaConfig, metric_id: str
@@ -263,16 +258,16 @@ def _usable_reader(path: Path, config: KivaConfig, metric_id: str
 
 def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
     if config.reader is None:
-        _frames(item, config, None)  # too short is unscored, reader or not
+        _frames(item, config)  # too short is unscored, reader or not
         raise MissingReaderError(
             f"metric {metric_id!r} needs a trained keypoint reader: set its config `reader` to the folder "
             "written by `robojudge kiva train` (and calibrated by `robojudge kiva calibrate`)"
         )
     reader, rkey, cuts = _usable_reader(config.reader, config, metric_id)
     _check_robot(item, reader, rkey[0], metric_id)
-    clip = _frames(item, config, reader.size)  # decoded once the reader is known to judge it
-    n = len(clip)
-    _check_aspect(item, (clip.height, clip.width), reader, rkey[0], metric_id)
+    sampled = _frames(item, config)  # decoded once the reader is known to judge it
+    n = len(sampled)
+    _check_aspect(item, sampled.frames.shape[1:3], reader, rkey[0], metric_id)
     trained_on = reader.meta.get("embodiments") or []
     if item.embodiment is not None and trained_on and item.embodiment.value not in trained_on:
         raise MetricInputError(
@@ -288,9 +283,8 @@ def _score(item: Item, config: KivaConfig, metric_id: str, part: str) -> Score:
         # unscored before the reader reads it: frozen links and keypoints would be a perfect 0%. Checked
         # once per read: a still clip raises here and is never cached, so the metrics that reuse its reads
         # (kiva, kiva_rigidity, kiva_jerk) do not check the frames again.
-        # (on the check copy: at most 256 px, as the repeated-frame check reads it)
-        require_motion(clip.check, what="the video (a frozen picture)")
-        tracks = read_clip(reader, clip)
+        require_motion(sampled.frames, what="the video (a frozen picture)")
+        tracks = read_frames(reader, sampled.frames, float(sampled.source_fps))
         with _LOCK:
             _remember(_TRACKS, tkey, tracks)
     scales = reader.scales
@@ -458,10 +452,7 @@ _COMMON: dict[str, Any] = {
     # its calibration's size, are measured in 2D with the reason naming the view (before: frame t of each
     # triangulated together, one view's instant against another's; a cropped view's K scaled per axis).
     # 14: a frozen video whose brightness or contrast drifts is unscored as still (before: judged).
-    # 15: a video over 256 px is checked for repeated frames and stillness on a copy of at most 256 px
-    # (before: at its own size), read with the reader's square as it is decoded, never whole at its own size
-    # (audit realsize F1). The reader's frames are identical; no measured value changed (docs/kiva.md, Notes).
-    "version": "15",
+    "version": "14",
 }
 
 
