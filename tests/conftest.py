@@ -101,6 +101,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True, scope="session")
+def _user_cache_apart(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """robojudge's user cache (file digests, judge replies, annotation media) in a folder of the session's,
+    for the tests and the commands they start: the tests of folders without a cache fixture of their own
+    wrote to the real ``~/.cache/robojudge`` of whoever ran them. A test that sets or removes the variable
+    itself (monkeypatch) still does."""
+    old = os.environ.get(settings.CACHE_DIR_ENV)
+    os.environ[settings.CACHE_DIR_ENV] = str(tmp_path_factory.mktemp("user-cache"))
+    settings.reload()
+    yield
+    if old is None:
+        os.environ.pop(settings.CACHE_DIR_ENV, None)
+    else:
+        os.environ[settings.CACHE_DIR_ENV] = old
+    settings.reload()
+
+
+@pytest.fixture(autouse=True, scope="session")
 def _settings_follow_monkeypatch() -> Iterator[None]:
     """Re-read robojudge's settings whenever a test's monkeypatch sets, removes or restores a variable.
 
