@@ -30,7 +30,10 @@ def judge(url: str, **kw: Any) -> Any:
 
 def test_identical_requests_are_sent_once(tmp_path: Path, make_items: Any, cache: ResponseCache) -> None:
     reply = '{"reasoning": "r", "physical_adherence": 4}'
-    with FakeServer(lambda body, n: Reply(reply, delay=0.3)) as srv, ResultStore(tmp_path / "r.sqlite") as st:
+    # The reply waits long enough for all ten requests to be planned while the first is out, on a machine
+    # other work keeps busy too (at 0.3 s, under a load of 15, three items came after the reply was cached:
+    # shared 6, not 9).
+    with FakeServer(lambda body, n: Reply(reply, delay=2.0)) as srv, ResultStore(tmp_path / "r.sqlite") as st:
         s = judge_items(_items(make_items, 10), judge(srv.url), [PA], st, cache=cache)
         assert srv.count == 1
     assert s.scored == 10 and [r.value for r in st.rows()] == [4] * 10

@@ -193,6 +193,10 @@ def fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
+_FULL_DISK_WORDS = ("database or disk is full", "no space left on device", "disk quota exceeded",
+                    "is full (")
+
+
 def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] = (),
                  apart: str = "computes {} again alone in a child process") -> typer.Exit:
     """Print why the store stopped taking rows during a run (``error``), what it holds (``stored``, such
@@ -211,7 +215,9 @@ def store_failed(error: str, stored: str, db_url: str, in_flight: Sequence[str] 
     database = url.database if url is not None and url.get_backend_name() == "sqlite" else None
     if database in ("", ":memory:") or (database or "").startswith("file:"):
         database = None
-    full = "full" in error or "No space" in error
+    # SQLite's and the OS's words, and the store's own note (not "full" alone: a path such as
+    # /data/full-runs/r.sqlite in the message made any stop a full disk's)
+    full = any(words in error.lower() for words in _FULL_DISK_WORDS)
     if full:
         where = f"in {Path(database).expanduser().absolute().parent}" if database else "for the store"
         then = f"free space {where} and rerun the same command: it resumes"
