@@ -457,14 +457,20 @@ class AnnotationService:
             repeated = _repeated_write(conn, row, actor, values, base_version, submit=submit)
             if repeated is not None:
                 return repeated
+            base = base_version
+            if submit and _kept_from_this_submit(conn, row, actor, values, base_version):
+                # A refused submit sent again: the page kept its values as a draft, so the repeat names
+                # the version before that draft. Checking it against the draft gives the same refusal
+                # (the 422 reason) instead of a conflict; nothing else changed in between.
+                base = row.version
             if row.status == "submitted":
                 raise Conflict("this task is already submitted")
             if row.round_id is not None and conn.execute(
                 select(s.rounds.c.closed_at).where(s.rounds.c.id == row.round_id)
             ).scalar() is not None:
                 raise Conflict("this training round is closed: its practice items take no more labels")
-            if row.version != base_version:
-                raise Conflict(f"the label changed since version {base_version} (now {row.version}): reload")
+            if row.version != base:
+                raise Conflict(f"the label changed since version {base} (now {row.version}): reload")
             item = conn.execute(select(s.items).where(s.items.c.id == row.item_id)).one()
             if len(values.segments) > item.n_segments:
                 raise InvalidLabel(f"segments.{item.n_segments}", f"this item has {item.n_segments} segments")
@@ -496,7 +502,7 @@ class AnnotationService:
                 update(s.assignments)
                 .where(
                     s.assignments.c.id == row.id,
-                    s.assignments.c.version == base_version,
+                    s.assignments.c.version == base,
                     s.assignments.c.status != "submitted",
                 )
                 .values(
@@ -542,6 +548,22 @@ class AnnotationService:
 
         with self._denials(actor, assignment_id):
             return self.db.retry(work)
+
+
+def _kept_from_this_submit(
+    conn: Connection, row: Row[Any], actor: Annotator, values: LabelValues, base_version: int
+) -> bool:
+    """Whether the latest version is the draft a refused submit with these values left behind.
+
+    The web app keeps the values of a refused submit as a draft (the next version after the one the submit
+    named) so that nothing typed is lost. The same submit arriving again (a second press on a slow network,
+    a form used without JavaScript) still names the version before that draft.
+    """
+    if base_version != row.version - 1:
+        return False
+    current = latest_version(conn, row.id)
+    return (current is not None and current.version == row.version and current.author == actor.username
+            and current.status == "draft" and current.values == values)
 
 
 UNPLAYABLE_EVENT = "media_unplayable"

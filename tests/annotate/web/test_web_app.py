@@ -480,6 +480,25 @@ def test_a_save_reveal_or_submit_sent_again_after_it_was_stored_is_not_a_conflic
         assert sum(e.action == "submitted" for e in svc.audit_events(svc.authenticate("root", PASSWORD))) == 1
 
 
+def test_a_refused_submit_sent_again_gets_its_reason_again(app, project):
+    # typed and pressed Submit at once (no autosave yet), then pressed again on a slow network: the first
+    # refusal kept the values as a draft (version 2), and the second post still names version 1
+    c = logged_in(app, "alice")
+    aid = tasks(c)[0]
+    assert post_form(c, aid, "reveal", PA_PART, base_version=0).status_code == 303  # version 1, IA stage
+    incomplete = {**PA_PART, "ia": "3", "evidence": "typed, then Submit at once"}  # IA checklist missing
+    for _ in range(2):
+        r = post_form(c, aid, "submit", incomplete, base_version=1)
+        assert r.status_code == 422 and "missing: checklist.agent_match" in r.text, r.status_code
+    # other values on that old base are still a change made elsewhere
+    assert post_form(c, aid, "submit", FULL, base_version=1).status_code == 409
+    assert post_form(c, aid, "submit", FULL, base_version=2).status_code == 303
+    with AnnotationService(project.db) as svc:
+        alice = svc.authenticate("alice", PASSWORD)
+        assert [(v.version, v.status) for v in svc.history(alice, aid)] == [
+            (1, "draft"), (2, "draft"), (3, "submitted")]
+
+
 def test_reveal_needs_pa_then_locks_it(app):
     c = logged_in(app, "alice")
     aid = tasks(c)[0]
