@@ -235,3 +235,12 @@ def test_project_and_round_names_longer_than_their_column_are_refused(
     # The limit counts characters, not bytes, as PostgreSQL's column does.
     assert init_project(suite_files.manifest, project, "é" * 200).name == "é" * 200
     assert create_round(project, "p", "é" * 200, ["a", "b"], items) == 4
+
+
+def test_a_round_named_dot_or_dot_dot_is_refused(project: str, suite_files: SuiteFiles) -> None:
+    # Its page, /rounds/. or /rounds/.., is an address a browser turns into another one before sending it.
+    items = list(suite_files.item_ids[:2])
+    for name in (".", ".."):
+        with pytest.raises(AnnotateError, match=r"a round cannot be named '\.+'"):
+            create_round(project, "p", name, ["a", "b"], items)
+    assert create_round(project, "p", "v1/..", ["a", "b"], items) == 4  # its link encodes the "/"

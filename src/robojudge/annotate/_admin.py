@@ -476,11 +476,14 @@ def create_round(
         The number of practice tasks created.
 
     Raises:
-        AnnotateError: A threshold outside 0-1, fewer than two annotators, no items, a round name taken
-            or longer than 200 characters, an unknown or inactive annotator, an unknown item, or a
-            reference example among the items.
+        AnnotateError: A threshold outside 0-1, fewer than two annotators, no items, a round name taken,
+            longer than 200 characters, ``.`` or ``..``, an unknown or inactive annotator, an unknown item,
+            or a reference example among the items.
     """
     _check_name("round", name)
+    if name in (".", ".."):
+        # its page would be /rounds/. or /rounds/..: a browser resolves those to another address
+        raise AnnotateError(f"a round cannot be named {name!r}: its page address would be {name!r}")
     if threshold is not None and not 0 <= threshold <= 1:
         raise AnnotateError(f"pass threshold must be within 0-1, got {threshold}")
     if len(set(usernames)) < 2:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from robojudge.suite import CHECKLIST_ITEMS
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
     from robojudge.annotate import LabelValues, LabelVersion, TaskPage
 
-__all__ = ["TEMPLATES", "TaskView", "environment", "label_rows", "task_view"]
+__all__ = ["TEMPLATES", "TaskView", "environment", "label_rows", "path_segment", "task_view"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 PA_CHECKS = CHECKLIST_ITEMS[:3]
@@ -32,13 +33,25 @@ IA_CHECKS = CHECKLIST_ITEMS[3:]
 def environment() -> jinja2.Environment:
     import jinja2
 
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,  # every template, whatever its name
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["path_segment"] = path_segment
+    return env
+
+
+def path_segment(value: object) -> str:
+    """``value`` percent-encoded as one path segment, ``/`` included.
+
+    Jinja's ``urlencode`` leaves ``/`` as it is, and a browser drops ``.`` and ``..`` segments from a path
+    before sending it, so a round named ``spring/../autumn`` linked to the round ``autumn``. The server
+    decodes ``%2F`` before routing, and ``/rounds/{name:path}`` takes it back whole.
+    """
+    return quote(str(value), safe="")
 
 
 def render(name: str, **context: Any) -> str:
