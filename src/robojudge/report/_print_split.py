@@ -57,7 +57,8 @@ def print_parts(table: Table, *, width: float = PRINT_WIDTH) -> list[Table]:
         # (the caption names no column: a 163-character generator name in it, one word, widened the part
         # past the paper)
         part = Table(f"{table.name}-print-{n}", f"{table.title} (part {n} of {len(slices)})",
-                     [table.columns[k] for k in (*keys, *cols)])
+                     [table.columns[k] for k in (*keys, *cols)],
+                     labels=tuple(table.columns[k] for k in keys))
         for r in table.rows:
             part.add([r[k] for k in (*keys, *cols)])
         parts.append(part)

@@ -470,7 +470,7 @@ def robophys_section(inp: ReportInput) -> Section:
     if older:  # (the caption travels with robophys.tex into a paper; the note under it may not)
         title += (" (read at other versions than this robojudge computes: "
                   + ", ".join(f"{m} v{was}" for m, (was, _) in sorted(older.items())) + ")")
-    table = Table("robophys", title, cols)
+    table = Table("robophys", title, cols, labels=("generator",))
     ci = _score_intervals(inp, norm, gens, levels, have)
     nan = np.full(len(gens), math.nan)
     (afs_lo, afs_hi), (rps_lo, rps_hi) = (ci.afs, ci.rps) if isinstance(ci, _Intervals) else ((nan, nan),) * 2
@@ -641,7 +641,7 @@ def heatmap_section(inp: ReportInput) -> Section:
                   ["metric", "direction", *keys],
                   note="Values are of oriented metrics: a lower-is-better metric is negated, so a positive "
                   "rho means two metrics agree on which rollout is better; one of unknown direction is taken "
-                  "as stored ('direction' says which).")
+                  "as stored ('direction' says which).", labels=("metric",))
     for i, k in enumerate(keys):
         table.add([text(k), text(how[k]), *(Cell(float(v), digits=2, small=bool(s))
                                              for v, s in zip(corr[i], small[i], strict=True))])

@@ -321,7 +321,7 @@ def overview_section(inp: ReportInput) -> Section:
     table = Table("summary", f"Mean{how} of every stored configuration per {label}",
                   ["metric", "range", "n", "failed", "unscored", *groups,
                    *(f"{part} {g}" for g in groups for part in ("n", "failed"))],
-                  note=f"Intervals: {ci}.{borrowed}")
+                  note=f"Intervals: {ci}.{borrowed}", labels=("metric",))  # (a group may be named "judge")
     size = {g: groups_of.count(g) for g in groups}
     partly: list[str] = []
     outside: list[str] = []

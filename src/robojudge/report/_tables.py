@@ -219,6 +219,10 @@ class Table:
         columns: Column headers.
         rows: Rows of cells, each as long as ``columns``.
         note: A sentence printed under the caption (how the numbers were made).
+        labels: The headers of the columns naming what each row is about (its row headers), each the
+            first column of that header; ``None``: the columns whose header is in :data:`NAME_COLUMNS`.
+            A table whose other headers come from the data (a column per generator) declares them, so
+            that a generator named ``judge`` is not taken for a row header.
     """
 
     name: str
@@ -226,6 +230,12 @@ class Table:
     columns: list[str]
     rows: list[list[Cell]] = field(default_factory=list)
     note: str = ""
+    labels: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        missing = [c for c in self.labels or () if c not in self.columns]
+        if missing:
+            raise ValueError(f"table {self.name!r}: label column(s) {missing} not among its columns")
 
     def add(self, cells: Sequence[Cell]) -> None:
         """Append a row; it must have one cell per column."""
@@ -343,10 +353,13 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def row_headers(self) -> set[int]:
-        """The columns whose cells head their rows: those naming what the row is about
-        (:data:`NAME_COLUMNS`: a leaderboard's ``generator``, not its ``rank``; a summary's ``metric`` and
-        ``generator`` both), else the first."""
-        named = {k for k, c in enumerate(self.columns) if c in NAME_COLUMNS}
+        """The columns whose cells head their rows: those naming what the row is about (the declared
+        :attr:`labels`, else those of :data:`NAME_COLUMNS`: a leaderboard's ``generator``, not its
+        ``rank``; a summary's ``metric`` and ``generator`` both), else the first."""
+        if self.labels is not None:
+            named = {self.columns.index(c) for c in self.labels}
+        else:
+            named = {k for k, c in enumerate(self.columns) if c in NAME_COLUMNS}
         return named or {0}
 
     def to_html(self) -> str:
