@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from sqlalchemy import func, select
 
@@ -27,7 +28,8 @@ class ProjectStatus:
             tasks of the project (practice aside): username -> how many. Nobody can finish those until
             they are moved (``robojudge annotate reassign``).
         unplayable: Items whose video an annotator reported as not playing in the app (manifest ids,
-            sorted): mend the file, or leave the item out of the suite.
+            sorted): mend the file, or leave the item out of the suite. A report is cleared once the task
+            it was made on is submitted.
     """
 
     project: str
@@ -79,17 +81,25 @@ def project_status(db: str | os.PathLike[str], project: str) -> ProjectStatus:
                 )
             )
         )
-        reported = {
-            str((r.detail or {}).get("assignment"))
-            for r in conn.execute(select(s.audit.c.detail).where(s.audit.c.action == UNPLAYABLE_EVENT))
-        }
+        # The latest report per task; a label submitted on that task since then clears it (the file was
+        # mended and played: a report can only be made on a task not submitted).
+        reported: dict[str, datetime] = {}
+        for r in conn.execute(
+            select(s.audit.c.detail, s.audit.c.at).where(s.audit.c.action == UNPLAYABLE_EVENT)
+        ):
+            public = str((r.detail or {}).get("assignment"))
+            reported[public] = max(r.at, reported.get(public, r.at))
         unplayable = tuple(sorted({
             r.item_id
             for r in conn.execute(
-                select(s.items.c.item_id)
+                select(s.items.c.item_id, a.c.public_id, func.max(s.labels.c.created_at).label("submitted"))
                 .join(a, a.c.item_id == s.items.c.id)
+                .outerjoin(s.labels,
+                           (s.labels.c.assignment_id == a.c.id) & (s.labels.c.status == "submitted"))
                 .where(a.c.project_id == prow.id, a.c.public_id.in_(sorted(reported)))
+                .group_by(s.items.c.item_id, a.c.public_id)
             )
+            if r.submitted is None or r.submitted < reported[r.public_id]
         })) if reported else ()
     disputed = disputed_items(db, project)  # among ``done``: submitted primary labels, not adjudicated
     by_kind: dict[str, dict[str, int]] = {}

@@ -856,6 +856,15 @@ def test_a_clip_whose_header_cannot_be_read_is_warned_of_and_can_be_reported(tmp
     res = CliRunner().invoke(build_app("annotate"), ["annotate", "status", "--db", made.db, "-p", "p1"])
     assert res.exit_code == 0, res.output
     assert f"1 item(s) reported in the app as a video that cannot be played: {reported[0]}" in res.output
+    # the admin mends the file and alice labels the task: the report is cleared (it stayed listed for good)
+    app = create_app(made.db, made.suite, SECRET)
+    try:
+        label_item(logged_in(app, "alice"), aids[0])
+    finally:
+        app.state.ctx.service.close()
+    assert project_status(made.db, "p1").unplayable == ()
+    res = CliRunner().invoke(build_app("annotate"), ["annotate", "status", "--db", made.db, "-p", "p1"])
+    assert res.exit_code == 0 and "cannot be played" not in res.output, res.output
 
 
 def test_a_moved_suite_is_served_from_its_new_place(tmp_path, _cheap_passwords):
