@@ -24,7 +24,7 @@ from robojudge.annotate import _schema as s
 from robojudge.annotate._db import KIND_ROLES, end_sessions, now, project_row
 from robojudge.annotate._errors import AnnotateError, NotFound, UnreadableClipWarning
 from robojudge.annotate._passwords import hash_password
-from robojudge.annotate._place import item_media, probe_clip
+from robojudge.annotate._place import ClipInfo, item_media, probe_clip
 from robojudge.annotate._protocol import LabelValues, changed_fields
 from robojudge.annotate._reads import audit, latest_version, project_info, token_hash
 from robojudge.annotate._service import AnnotationService
@@ -121,11 +121,24 @@ def init_project(
         return project_info(conn, project_row(conn, name))
 
 
+_NO_HEADER = ClipInfo(None, None)
+
+
 def _item_rows(path: Any, items: Sequence[Any], segment_s: float | None) -> list[dict[str, Any]]:
-    """``ann_items`` rows (with their media under ``"media"``) for suite items, each clip probed."""
+    """``ann_items`` rows (with their media under ``"media"``) for suite items, each clip probed (the main
+    view for the rate and length; a warning names every item with a view whose header cannot be read)."""
     rows: list[dict[str, Any]] = []
+    unreadable: list[str] = []
     for item in items:
         probed = probe_clip(item.video)
+        media = item_media(item)
+        # The main view gives the rate and length; every view is checked, since the app cannot play a
+        # task with one view damaged either (a truncated side view passed without a word).
+        bad = [m["view"] for m in media if m["kind"] == "video" and (
+            probed if m["path"] == item.video else probe_clip(m["path"])) == _NO_HEADER]
+        if bad or probed == _NO_HEADER:
+            views = ", ".join(repr(v) for v in bad if v is not None)
+            unreadable.append(repr(item.item_id) + (f" (view {views})" if views else ""))
         n_segments = 0
         # RoboWorM splits single-camera physics clips; multi-view items are scored as a whole (Fig. D1).
         if segment_s is not None and len(item.views or {}) < 2:
@@ -143,12 +156,11 @@ def _item_rows(path: Any, items: Sequence[Any], segment_s: float | None) -> list
                 "fps": probed.fps,
                 "duration_s": probed.duration_s,
                 "n_segments": n_segments,
-                "media": item_media(item),
+                "media": media,
             }
         )
-    unreadable = [r["item_id"] for r in rows if r["fps"] is None and r["duration_s"] is None]
     if unreadable:
-        shown = ", ".join(repr(i) for i in unreadable[:5]) + (
+        shown = ", ".join(unreadable[:5]) + (
             f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else "")
         warnings.warn(
             f"{path}: {len(unreadable)} item(s) whose clip's header cannot be read (no frame rate, no "

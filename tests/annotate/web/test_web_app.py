@@ -6,6 +6,7 @@ manifest item ids) in its body and headers.
 
 from __future__ import annotations
 
+import json
 import re
 from html import escape
 
@@ -21,6 +22,7 @@ from _web_data import (
     copy_project,
     leaks,
     make_project,
+    make_suite,
     running,
 )
 
@@ -817,6 +819,30 @@ def test_a_video_moved_away_after_init_is_a_404_saying_so(app, project):
         assert r.status_code == 404 and "missing on the server" in r.json()["detail"]
     finally:
         moved.rename(path)
+
+
+@pytest.mark.parametrize("damaged", ["wrist", "front"])
+def test_a_damaged_view_of_a_multiview_item_is_warned_of(tmp_path, damaged):
+    # Only the main view's header was read: a truncated side view passed init and add-items without a
+    # warning, and the app then switched the task off (review rev30 F5).
+    import warnings
+
+    from robojudge.annotate import UnreadableClipWarning, add_items, init_project
+
+    suite = make_suite(tmp_path, multiview=True)
+    (clip,) = (tmp_path / SECRET_DIR).glob(f"*_mv_{damaged}.webm")
+    clip.write_bytes(clip.read_bytes()[:200])  # the container header, no frames
+    with pytest.warns(UnreadableClipWarning, match=rf"1 item\(s\).*'item-mv' \(view '{damaged}'\)"):
+        init_project(suite, f"sqlite:///{tmp_path / 'a.sqlite'}", "p1")
+    rows = [json.loads(line) for line in suite.read_text().splitlines()]
+    (mv,) = [r for r in rows if r["item_id"] == "item-mv"]
+    suite.write_text("".join(json.dumps(r) + "\n" for r in rows if r is not mv))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnreadableClipWarning)  # the single-view items read fine
+        init_project(suite, f"sqlite:///{tmp_path / 'b.sqlite'}", "p1")
+    suite.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.warns(UnreadableClipWarning, match=rf"'item-mv' \(view '{damaged}'\)"):
+        assert add_items(f"sqlite:///{tmp_path / 'b.sqlite'}", "p1") == ["item-mv"]
 
 
 def test_a_clip_whose_header_cannot_be_read_is_warned_of_and_can_be_reported(tmp_path, _cheap_passwords):
