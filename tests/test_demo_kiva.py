@@ -53,8 +53,21 @@ def test_demo_trains_a_reader_per_robot_once_and_scores_its_rollouts(sim_suite: 
     pytest.importorskip("torch")
     out = _demo_dir(tmp_path, sim_suite)
     said: list[str] = []
-    first = run_demo(out, suite="sim", workers=1, metrics=CHEAP, kiva_config=TINY, announce=said.append)
+    # Which step each result and each step came in: the scoring run's callback gets its results only.
+    steps: list[tuple[str, bool]] = []
+    results: list[str] = []
+
+    def step(what: str, counts: bool) -> Any:
+        steps.append((what, counts))
+        return (lambda row, summary: results.append(what)) if counts else None
+
+    first = run_demo(out, suite="sim", workers=1, metrics=CHEAP, kiva_config=TINY, announce=said.append,
+                     progress=lambda row, summary: results.append("scoring"), phase=step)
     assert first.kiva is not None and first.kiva.missing is None
+    assert steps == [("KIVA: the adroit reader", False), ("KIVA (adroit)", True),
+                     ("KIVA: the fetch reader", False), ("KIVA (fetch)", True), ("writing the report", False)]
+    assert results == (["scoring"] * first.run.summary.computed + ["KIVA (adroit)"] * 3 * 2
+                       + ["KIVA (fetch)"] * 3 * 4)
     readers = {r.embodiment: r for r in first.kiva.readers}
     assert set(readers) == {"gripper", "dexterous_hand"}
     assert {r.robot for r in readers.values()} == {"fetch", "adroit"}

@@ -142,6 +142,12 @@ NO_TORCH = "KIVA skipped: it needs torch (pip install 'robojudge[torch]')"
 #: run killed while training, and removed by the next training under the same folder; a younger one may be
 #: another run's training in progress.
 LEFT_BEHIND_S = 24 * 3600
+#: Called as the demo starts each step after scoring, with what it does now (``KIVA: training the fetch
+#: reader``, ``writing the report``) and whether that step stores results; returns the callback for that
+#: step's results (or None). The CLI ends the scoring progress on the first call and shows the step's
+#: own instead, so a run that scored everything does not keep saying ``scoring: 100%`` while it trains,
+#: scores KIVA and writes the report.
+PhaseCallback = Callable[[str, bool], ProgressCallback | None]
 
 
 @dataclass(frozen=True)
@@ -370,6 +376,7 @@ def run_demo_kiva(
     embodiments: Sequence[str] | None = None,
     progress: ProgressCallback | None = None,
     announce: Callable[[str], object] | None = None,
+    phase: PhaseCallback | None = None,
 ) -> DemoKiva:
     """Train (or reuse) a reader per embodiment of the suite and score its rollouts with KIVA into ``db``.
 
@@ -380,8 +387,10 @@ def run_demo_kiva(
         workers: Scoring processes.
         config: The readers' training config.
         embodiments: Only these embodiments (default: every one of the suite with a built-in robot).
-        progress: Called with every stored result.
+        progress: Called with every stored result (with ``phase``: unused).
         announce: Called with a line before each training (the CLI prints it).
+        phase: Called before each reader is found or trained, and before its rollouts are scored; what
+            it returns for the latter is that scoring's progress callback (:data:`PhaseCallback`).
     """
     if not torch_available():
         return DemoKiva(missing=NO_TORCH)
@@ -396,6 +405,8 @@ def run_demo_kiva(
             out.skipped.append(f"{emb}: no built-in robot")
             continue
         mine = [it for it in items if it.embodiment is not None and it.embodiment.value == emb]
+        if phase is not None:
+            phase(f"KIVA: the {robot} reader", False)
         try:
             folder, trained, seconds, meta = ensure_reader(manifest, robot, Path(readers_dir), config,
                                                            announce)
@@ -407,8 +418,9 @@ def run_demo_kiva(
         requests = build_requests(KIVA_METRICS, {m: {"reader": ckpt} for m in KIVA_METRICS})
         if announce is not None:
             announce(f"KIVA: the {len(mine)} {emb} rollouts, read by the {robot} reader")
+        on_result = phase(f"KIVA ({robot})", True) if phase is not None else progress
         with ResultStore(db) as store:
-            summary = score_items(mine, requests, store, workers=workers, progress=progress)
+            summary = score_items(mine, requests, store, workers=workers, progress=on_result)
         out.readers.append(DemoReader(emb, robot, folder, trained, seconds, meta["held_out_error"], len(mine),
                                       summary))
     return out
@@ -504,6 +516,7 @@ def run_demo(
     kiva_embodiments: Sequence[str] | None = None,
     announce: Callable[[str], object] | None = None,
     command: Sequence[str] | None = None,
+    phase: PhaseCallback | None = None,
 ) -> DemoResult:
     """Build the demo suite under ``out_dir/suite`` (once), score it, and report to ``out_dir/report``.
 
@@ -516,7 +529,9 @@ def run_demo(
     (:func:`run_demo_kiva`; ``kiva_config`` and ``kiva_embodiments`` are passed to it). ``metrics``
     replaces the suite's default metric list (the tests use a short one); ``announce`` is called with
     a line before anything slow; ``command``: the command line the reports record in provenance.json
-    (the CLI passes it). Ctrl-C while scoring raises :class:`robojudge.run.RunInterrupted` from
+    (the CLI passes it); ``progress`` is called with the results of the scoring run only, and ``phase``
+    as each later step starts (KIVA's readers and scoring, the report: :data:`PhaseCallback`). Ctrl-C
+    while scoring raises :class:`robojudge.run.RunInterrupted` from
     there: no reader is trained and no report is written from a partial run.
     """
     out = Path(out_dir)
@@ -527,9 +542,11 @@ def run_demo(
     run = score_suite(manifest, list(metrics), db=db, workers=workers, progress=progress)
     kiva_run: DemoKiva | None = None
     if kind == "sim" and kiva:
-        # No progress callback: a caller's bar was sized for the run above (KIVA announces itself instead).
+        # Not `progress`: a caller's bar was sized for the run above (KIVA's steps come through `phase`).
         kiva_run = run_demo_kiva(manifest, db, out / "kiva", workers=workers, config=kiva_config,
-                                 embodiments=kiva_embodiments, announce=announce)
+                                 embodiments=kiva_embodiments, announce=announce, phase=phase)
+    if phase is not None:
+        phase("writing the report", False)
     # One check of each row for the summary, the tables below and the HTML report, as `robojudge report`.
     stale = remembered_stale(stale_rows)
     summaries = report_suite(manifest, db, out / "report", by="generator", title="robojudge demo",

@@ -380,9 +380,9 @@ def building_progress(enabled: bool, every: float, what: str) -> AbstractContext
 
 
 @contextmanager
-def _scoring_bar() -> Iterator[ProgressCallback]:
+def _scoring_bar(label: str = "scoring") -> Iterator[ProgressCallback]:
     progress = Progress(
-        TextColumn("[bold]scoring"),
+        TextColumn(f"[bold]{escape(label)}"),
         BarColumn(),
         MofNCompleteColumn(),
         TaskProgressColumn(),
@@ -412,11 +412,15 @@ def _scoring_bar() -> Iterator[ProgressCallback]:
         yield on_result
 
 
-def scoring_progress(enabled: bool = True, every: float = 30.0) -> AbstractContextManager[
-        ProgressCallback | None]:
+def scoring_progress(enabled: bool = True, every: float = 30.0,
+                     label: str = "scoring") -> AbstractContextManager[ProgressCallback | None]:
     """A scoring run's progress (:func:`live_progress`): a bar with items/s, ETA and the running error
-    count, or :func:`robojudge.run.progress_line` every ``every`` seconds."""
-    return live_progress(enabled, every, _scoring_bar, progress_line)
+    count, or :func:`robojudge.run.progress_line` every ``every`` seconds; ``label`` replaces its leading
+    ``scoring`` (``KIVA (fetch): 40/126 results ...``)."""
+    if label == "scoring":
+        return live_progress(enabled, every, _scoring_bar, progress_line)
+    return live_progress(enabled, every, lambda: _scoring_bar(label), lambda summary, elapsed, since: (
+        label + progress_line(summary, elapsed, since).removeprefix("scoring")))
 
 
 def manifests_line(manifests: Iterable[Path]) -> str:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 import typer
@@ -28,7 +30,7 @@ from robojudge.cli._report import print_html_report, summary_table
 from robojudge.cli._tables import add_column, print_table
 from robojudge.meta import Estimate
 from robojudge.report import stale_note
-from robojudge.run import RunInterrupted, RunSummary, WorkerStartError
+from robojudge.run import ProgressCallback, RunInterrupted, RunSummary, WorkerStartError
 from robojudge.store import StoreError
 from robojudge.suite import ManifestError
 
@@ -76,10 +78,10 @@ def demo(
                                   "was scored; run the same command again to build it whole", highlight=False,
                                   markup=False)
                 raise typer.Exit(130) from None
-        with scoring_progress(progress, progress_every) as on_result:
-            result = run_demo(out, suite=suite, workers=workers, progress=on_result,  # type: ignore[arg-type]
+        with _Steps(progress, progress_every) as steps:
+            result = run_demo(out, suite=suite, workers=workers, progress=steps.scoring(),  # type: ignore[arg-type]
                               announce=lambda line: err_console.print(line, highlight=False),
-                              command=command_line())
+                              command=command_line(), phase=steps)
     except RunInterrupted as exc:  # stopped while scoring: what was scored, and nothing after it
         if isinstance(exc.summary, RunSummary):
             print_summary(exc.summary)
@@ -132,6 +134,35 @@ def demo(
     note = stale_note(result.stale)
     if note:
         err_console.print(f"[yellow]{escape(note)}[/]", markup=True, highlight=False)
+
+
+class _Steps:
+    """The demo's progress, one step at a time: the scoring run's (:func:`scoring_progress`) until
+    :func:`robojudge.demo.run_demo` moves on, then each later step's own (a KIVA reader's scoring counts
+    its results; training and the report say what they do and the time elapsed), each ending as the
+    next starts."""
+
+    def __init__(self, enabled: bool, every: float) -> None:
+        self._enabled, self._every = enabled, every
+        self._stack = ExitStack()
+
+    def __enter__(self) -> _Steps:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._stack.close()
+
+    def scoring(self) -> ProgressCallback | None:
+        """The scoring run's progress callback."""
+        return self._stack.enter_context(scoring_progress(self._enabled, self._every))
+
+    def __call__(self, what: str, counts: bool) -> ProgressCallback | None:
+        self._stack.close()  # the step before: its last line or bar is its last
+        if counts:
+            return self._stack.enter_context(scoring_progress(self._enabled, self._every, label=what))
+        self._stack.enter_context(building_progress(self._enabled, self._every, what))
+        return None
 
 
 def _print_kiva(result: DemoResult) -> None:
