@@ -233,7 +233,8 @@ def postgres_url() -> Iterator[str]:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        _unavailable("the psycopg package is not installed (pip install 'robojudge[postgres]')")
+        _unavailable("the psycopg package is not installed (pip install '.[postgres]' in a robojudge "
+                     "checkout)")
     external = os.environ.get(ENV_URL, "").strip()
     if external:
         yield external

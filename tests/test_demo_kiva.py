@@ -138,7 +138,7 @@ def test_demo_without_torch_completes_and_says_why(sim_suite: Path, tmp_path: Pa
     out = _demo_dir(tmp_path, sim_suite)
     result = run_demo(out, suite="sim", workers=1, metrics=CHEAP, kiva_config=TINY)
     assert result.kiva is not None and result.kiva.missing == NO_TORCH and not result.kiva.readers
-    assert "pip install 'robojudge[torch]'" in NO_TORCH
+    assert "pip install '.[torch]' in a robojudge checkout" in NO_TORCH
     assert "make" not in NO_TORCH  # a pip user has no Makefile
     assert not (out / "kiva").exists()
     with ResultStore(f"sqlite:///{out / 'results.sqlite'}") as store:

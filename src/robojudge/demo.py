@@ -137,7 +137,7 @@ DEMO_ROBOTS: Mapping[str, str] = {"gripper": "fetch", "dexterous_hand": "adroit"
 #: generators no better.
 DEMO_READER = TrainConfig(size=32, width=8, epochs=15, batch_size=32, lr=5e-3, rollouts=False, threads=2,
                           heatmap_stride=4, heatmap_loss=0.0)
-NO_TORCH = "KIVA skipped: it needs torch (pip install 'robojudge[torch]')"
+NO_TORCH = "KIVA skipped: it needs torch (pip install '.[torch]' in a robojudge checkout)"
 #: A reader's training folder (``<robot>-<key>.partial-*``) older than this is taken for the leftover of a
 #: run killed while training, and removed by the next training under the same folder; a younger one may be
 #: another run's training in progress.
@@ -489,7 +489,8 @@ def build_demo_suite(folder: Path, kind: SuiteKind = "auto", *, seed: int = 0) -
     if kind == "auto":
         kind = "sim" if sim_available() else "synthetic"
         if kind == "synthetic":
-            log.warning("simulator extra not installed (pip install 'robojudge[sim]'): using the 2D suite")
+            log.warning("simulator extra not installed (pip install '.[sim]' in a robojudge checkout): "
+                        "using the 2D suite")
     # The kind first: the manifest is written last (whole), so a manifest never lacks its kind.
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(kind + "\n")

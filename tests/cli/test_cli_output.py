@@ -56,7 +56,7 @@ def test_help_shows_defaults_and_the_install_hint() -> None:
     res = runner.invoke(build_app("score"), ["score", "--help"], env={"COLUMNS": "300"})
     assert res.exit_code == 0, res.output
     assert "[default: the run folder holding the manifest, else runs/<manifest name>]" in res.output
-    assert "pip install 'robojudge[ray]'" in res.output
+    assert "pip install '.[ray]' in a robojudge checkout" in res.output
 
 
 def test_an_error_naming_a_bracketed_path_is_printed_not_raised(tmp_path: Path) -> None:

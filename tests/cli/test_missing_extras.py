@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from robojudge.cli import build_app
 
-TORCH = "pip install 'robojudge[torch]'"
+TORCH = "pip install '.[torch]' in a robojudge checkout"
 
 
 def _invoke(*args: str | Path) -> tuple[int, str]:
@@ -109,7 +109,8 @@ def test_all_leaves_out_metrics_whose_library_is_missing_and_says_which_extra(
     lines = not_run_summary()
     assert any("need libraries not installed here" in x for x in lines), lines
     (line,) = [x for x in lines if "pyiqa" in x]
-    assert line.startswith("  need pyiqa, not installed here (pip install 'robojudge[iqa]'): ")
+    assert line.startswith("  need pyiqa, not installed here (pip install '.[iqa]' in a robojudge "
+                           "checkout): ")
     assert set(line.split("): ", 1)[1].split(", ")) == {"aq_clip_iqa", "iq1_musiq", "musiq_spaq"}
 
 
@@ -119,11 +120,11 @@ def test_all_without_torch_names_the_torch_extra_for_every_model_metric(
 
     _hide(monkeypatch, "torch", "torchvision", "transformers", "pyiqa")
     lines = not_run_summary()
-    torch_line = next(x for x in lines if "pip install 'robojudge[torch]'" in x)
+    torch_line = next(x for x in lines if "pip install '.[torch]' in a robojudge checkout" in x)
     assert torch_line.startswith("  need torch")
     named = set(torch_line.split("): ", 1)[1].split(", "))
     assert {"iq1_lpips", "clip_frame_consistency", "kiva"} <= named
-    iqa_line = next(x for x in lines if "pip install 'robojudge[torch,iqa]'" in x)
+    iqa_line = next(x for x in lines if "pip install '.[torch,iqa]' in a robojudge checkout" in x)
     assert "iq1_musiq" in iqa_line
     assert not any(x.startswith("  need weights: ") for x in lines)  # installing comes first
     model = {s.id for s in list_metrics() if s.provider.value == "model"}
@@ -137,13 +138,13 @@ def test_a_named_model_metric_without_its_library_is_refused_before_anything_is_
                         tmp_path / "run", "--no-progress")
     line = _one_error_line(code, out)
     assert line == ("error: metric 'iq1_lpips' needs torch and torchvision, which are not installed here: "
-                    "pip install 'robojudge[torch]'")
+                    "pip install '.[torch]' in a robojudge checkout")
     assert not (tmp_path / "run").exists()  # no store made, no video decoded
     code, out = _invoke("score", suite, "-m", "iq1_lpips,iq1_musiq", "--run-dir", tmp_path / "run",
                         "--no-progress")
     line = _one_error_line(code, out)
     assert line.startswith("error: metrics 'iq1_lpips', 'iq1_musiq' need torch, torchvision and pyiqa, ")
-    assert line.endswith("pip install 'robojudge[torch,iqa]'")
+    assert line.endswith("pip install '.[torch,iqa]' in a robojudge checkout")
 
 
 def test_a_named_metric_is_refused_only_for_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -151,7 +152,7 @@ def test_a_named_metric_is_refused_only_for_what_is_missing(monkeypatch: pytest.
 
     _hide(monkeypatch, "pyiqa")
     with pytest.raises(MissingLibrariesError, match=r"needs pyiqa, which is not installed here: "
-                       r"pip install 'robojudge\[iqa\]'$"):
+                       r"pip install '\.\[iqa\]' in a robojudge checkout$"):
         expand_metric_ids(["iq1_musiq"])
     # torch is here: the other model metrics, unknown ids and set-level metrics go on as before
     assert expand_metric_ids(["iq1_lpips", "no_such_metric", "iq1_fvd"]) == [
@@ -164,7 +165,7 @@ def test_metrics_info_names_the_missing_extra(monkeypatch: pytest.MonkeyPatch) -
     assert not any("not installed" in x for x in how_to_score(get_metric("iq1_musiq")))
     _hide(monkeypatch, "pyiqa")
     lines = how_to_score(get_metric("iq1_musiq"))
-    assert "needs pyiqa, not installed here: pip install 'robojudge[iqa]'" in lines
+    assert "needs pyiqa, not installed here: pip install '.[iqa]' in a robojudge checkout" in lines
 
 
 # --- weights fetch (finding 4) ------------------------------------------------------------------------
@@ -229,5 +230,5 @@ def test_viclip_needs_openai_clip_which_comes_with_iqa(monkeypatch: pytest.Monke
     _hide(monkeypatch, "clip")
     assert missing_libraries(get_metric("cc_semantics")) == ["clip"]
     with pytest.raises(MissingLibrariesError, match=r"needs clip, which is not installed here: "
-                       r"pip install 'robojudge\[iqa\]'$"):
+                       r"pip install '\.\[iqa\]' in a robojudge checkout$"):
         expand_metric_ids(["cc_semantics"])

@@ -291,7 +291,8 @@ def test_missing_simulator_extra_is_named(folder: Path, monkeypatch: pytest.Monk
     monkeypatch.setitem(sys.modules, "mujoco", None)  # as on the core install: importing it fails
     path = _spec(folder, GOOD)
     with pytest.raises(
-        RobotSpecError, match=r"field model: reading MJCF needs mujoco \(pip install 'robojudge\[sim\]'\)"
+        RobotSpecError,
+        match=r"field model: reading MJCF needs mujoco \(pip install '\.\[sim\]' in a robojudge checkout\)",
     ):
         load_robot_spec(path)
     _load_cached.cache_clear()

@@ -27,7 +27,7 @@ def _manifest(tmp_path: Path) -> Path:
 
 
 def test_the_api_names_the_extra(no_ray: None, tmp_path: Path) -> None:
-    with pytest.raises(RayUnavailableError, match=r"pip install 'robojudge\[ray\]'"):
+    with pytest.raises(RayUnavailableError, match=r"pip install '\.\[ray\]' in a robojudge checkout"):
         make_executor(2, "ray")
     with pytest.raises(RayUnavailableError):
         score_suite(_manifest(tmp_path), ["test_slow"], db=str(tmp_path / "r.sqlite"), executor="ray")
@@ -42,7 +42,7 @@ def test_the_cli_fails_cleanly(no_ray: None, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["score", str(_manifest(tmp_path)), "-m", "test_slow", "--no-progress",
                                    "--db", str(tmp_path / "r.sqlite"), "--executor", "ray"])
     assert res.exit_code == 2, res.output
-    assert "robojudge[ray]" in res.output and "Traceback" not in res.output
+    assert "pip install '.[ray]' in a robojudge checkout" in res.output and "Traceback" not in res.output
 
 
 def test_metrics_sets_fails_cleanly_too(no_ray: None, tmp_path: Path) -> None:
@@ -51,7 +51,7 @@ def test_metrics_sets_fails_cleanly_too(no_ray: None, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["metrics", "sets", str(_manifest(tmp_path)), "-m", "iq1_fvd",
                                    "--by", "none", "--db", str(tmp_path / "r.sqlite"), "--executor", "ray"])
     assert res.exit_code == 2, res.output
-    assert "robojudge[ray]" in res.output and "Traceback" not in res.output
+    assert "pip install '.[ray]' in a robojudge checkout" in res.output and "Traceback" not in res.output
 
 
 def test_bad_executor_options_are_refused(tmp_path: Path) -> None:
@@ -69,4 +69,4 @@ def test_judge_fails_cleanly_too(no_ray: None, tmp_path: Path) -> None:
                                    "--rubric", "ia", "--db", str(tmp_path / "r.sqlite"), "--no-progress",
                                    "--executor", "ray"])
     assert res.exit_code == 2, res.output
-    assert "robojudge[ray]" in res.output and "Traceback" not in res.output
+    assert "pip install '.[ray]' in a robojudge checkout" in res.output and "Traceback" not in res.output

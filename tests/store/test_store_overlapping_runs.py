@@ -195,7 +195,8 @@ def test_a_postgresql_url_without_psycopg_names_the_extra(monkeypatch: pytest.Mo
     with pytest.raises(StoreError) as info:
         ResultStore("postgresql://robojudge:secret@db.example/results")
     message = str(info.value)
-    assert "PostgreSQL needs the psycopg driver" in message and "pip install 'robojudge[postgres]'" in message
+    assert "PostgreSQL needs the psycopg driver" in message
+    assert "pip install '.[postgres]' in a robojudge checkout" in message
     assert message.startswith("cannot use database postgresql+psycopg://robojudge:***@db.example/results")
     assert "secret" not in message
 

@@ -54,7 +54,7 @@ def test_training_without_the_extra_names_it(
     monkeypatch.setitem(sys.modules, "trl", None)  # import trl now raises ImportError
     res = _invoke("sft", "--model", "m", "--data", data, "--out", tmp_path / "o", "--device", "cpu")
     assert res.exit_code == 2, res.output
-    assert "pip install 'robojudge[torch,train]'" in res.output
+    assert "pip install '.[torch,train]' in a robojudge checkout" in res.output
 
 
 def test_training_on_a_folder_that_is_no_export(tmp_path: Path) -> None:

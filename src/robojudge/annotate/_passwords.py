@@ -16,7 +16,8 @@ def _hasher() -> PasswordHasher:
     try:
         from argon2 import PasswordHasher
     except ImportError:
-        raise RuntimeError("annotator passwords need argon2-cffi: pip install 'robojudge[web]'") from None
+        raise RuntimeError("annotator passwords need argon2-cffi: pip install '.[web]' in a robojudge "
+                           "checkout") from None
     return PasswordHasher()
 
 

@@ -57,7 +57,8 @@ DEVICES = ("cpu", "cuda", "auto")
 
 
 #: The one line a machine without torch gets from ``kiva train`` and ``kiva calibrate``.
-NO_TORCH = "KIVA's keypoint reader needs torch, which is not installed: pip install 'robojudge[torch]'"
+NO_TORCH = ("KIVA's keypoint reader needs torch, which is not installed: pip install '.[torch]' in a "
+            "robojudge checkout")
 
 
 def _check_torch() -> None:

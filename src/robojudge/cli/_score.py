@@ -70,7 +70,7 @@ def score(
     ),
     executor: str = typer.Option(
         "local", "--executor", help="Where tasks run: 'local' (this machine) or 'ray' (a Ray cluster; "
-        "needs pip install 'robojudge\\[ray]'). See docs/ray.md."
+        "needs pip install '.\\[ray]' in a robojudge checkout). See docs/ray.md."
     ),
     address: str | None = typer.Option(
         None, "--address", help="With --executor ray: 'auto' (the cluster this machine is in) \\[default], "

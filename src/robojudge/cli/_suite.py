@@ -357,7 +357,8 @@ def make_demo_cmd(
         from robojudge.demo import sim_available
 
         if not sim_available():
-            raise fail("the simulator suite needs the sim extra: pip install 'robojudge[sim]'")
+            raise fail("the simulator suite needs the sim extra: pip install '.[sim]' in a robojudge "
+                       "checkout")
         from robojudge.suite.sim import SimBuildError, make_sim_suite
     except KeyboardInterrupt:
         err_console.print(f"interrupted before the build started: {out} is as it was", highlight=False,

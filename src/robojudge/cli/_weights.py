@@ -104,6 +104,6 @@ def fetch_cmd(
         path = fetch_weights(name, dest=dest)
     except KeyError as exc:  # a bare KeyError's str() is its message in quotes
         raise fail(str(exc).strip("'\"")) from None
-    except (ValueError, OSError) as exc:  # may end in a quote: "pip install 'robojudge[torch]'"
+    except (ValueError, OSError) as exc:  # said as it is, quotes kept (a KeyError's are stripped)
         raise fail(str(exc)) from None
     console.print(f"{name}: {path}", highlight=False)

@@ -91,7 +91,8 @@ class HFBackend:
             import transformers
         except ImportError as exc:
             raise BackendError(
-                f"the hf backend needs torch and transformers ({exc}); pip install 'robojudge[torch]'"
+                f"the hf backend needs torch and transformers ({exc}); pip install '.[torch]' in a robojudge "
+                "checkout"
             ) from None
         cfg = self.config
         device = cfg.device

@@ -165,10 +165,11 @@ def missing_libraries(spec: MetricSpec[Any], known: MutableMapping[str, bool] | 
 
 
 def install_hint(modules: Iterable[str]) -> str:
-    """``pip install 'robojudge[...]'`` naming the extras that install ``modules`` (torch, pyiqa, ...)."""
+    """``pip install '.[...]' in a robojudge checkout`` naming the extras that install ``modules`` (torch,
+    pyiqa, ...): robojudge is not on PyPI (a package of that name there is not this project)."""
     extras = {_MODULE_EXTRAS.get(m, "torch") for m in modules}
     ordered = [e for e in _EXTRAS_ORDER if e in extras] + sorted(extras - set(_EXTRAS_ORDER))
-    return f"pip install 'robojudge[{','.join(ordered)}]'"
+    return f"pip install '.[{','.join(ordered)}]' in a robojudge checkout"
 
 
 def _and(words: Sequence[str]) -> str:

@@ -33,7 +33,7 @@ class WeightsFetchError(ValueError):
 
 
 #: Why a hub download cannot start on an install without the torch extra (which brings huggingface_hub).
-NO_HUB = "needs huggingface_hub, which is not installed: pip install 'robojudge[torch]'"
+NO_HUB = "needs huggingface_hub, which is not installed: pip install '.[torch]' in a robojudge checkout"
 
 
 @dataclass(frozen=True)

@@ -158,7 +158,8 @@ def _package_folder(package: str, extra: str) -> Path:
 
 
 def _robotics_assets() -> Path:
-    return _package_folder("gymnasium_robotics", "pip install 'robojudge[sim]'") / "envs" / "assets"
+    hint = "pip install '.[sim]' in a robojudge checkout"
+    return _package_folder("gymnasium_robotics", hint) / "envs" / "assets"
 
 
 def _fetch() -> RobotSpec:

@@ -147,7 +147,7 @@ def load_model(spec: RobotSpec, source: str = "") -> LoadedModel:
         extra = "mujoco" if spec.format == "mjcf" else "yourdfpy"
         raise RobotSpecError(
             f"{where}: field model: reading {spec.format.upper()} needs {extra}"
-            f" (pip install 'robojudge[sim]'): {e}"
+            f" (pip install '.[sim]' in a robojudge checkout): {e}"
         ) from None
     except Exception as e:  # noqa: BLE001 - either library raises its own types for a bad file
         raise RobotSpecError(f"{where}: field model: cannot load {path}: {e}") from None

@@ -37,7 +37,7 @@ from robojudge.run._timelimit import allow_hard_limit
 T = TypeVar("T")
 R = TypeVar("R")
 
-RAY_MISSING = "--executor ray needs Ray, which is not installed: pip install 'robojudge[ray]'"
+RAY_MISSING = "--executor ray needs Ray, which is not installed: pip install '.[ray]' in a robojudge checkout"
 LOCAL = "local"
 AUTO = "auto"
 CLIENT = "ray://"

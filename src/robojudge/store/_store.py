@@ -411,9 +411,10 @@ class ResultStore:
         except ImportError as exc:
             if self._dialect == "postgresql":  # the driver is an extra: say which, not "No module named ..."
                 driver = url.get_driver_name()
-                how = ("install it with: pip install 'robojudge[postgres]'" if driver == "psycopg" else
+                hint = "pip install '.[postgres]' in a robojudge checkout"
+                how = (f"install it with: {hint}" if driver == "psycopg" else
                        "install that driver, or use the one robojudge installs: postgresql+psycopg://... "
-                       "(pip install 'robojudge[postgres]')")
+                       f"({hint})")
                 raise StoreError(f"cannot use database {self.url}: PostgreSQL needs the {driver} driver, "
                                  f"which cannot be imported ({self._reason(exc)}); {how}") from None
             raise StoreError(f"cannot use database {self.url}: {self._reason(exc)}") from None

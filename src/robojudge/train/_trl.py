@@ -136,7 +136,7 @@ def _imports() -> tuple[Any, Any, Any, Any]:
         import transformers
     except ImportError as exc:
         raise TrainingError(f"training needs torch, transformers, trl and datasets ({exc}); "
-                            "pip install 'robojudge[torch,train]'") from None
+                            "pip install '.[torch,train]' in a robojudge checkout") from None
     return torch, transformers, trl, datasets
 
 
@@ -273,7 +273,7 @@ def _lora(net: Any, rank: int) -> Any:
     try:
         import peft
     except ImportError:
-        raise TrainingError("--lora needs peft; pip install 'robojudge[train]'") from None
+        raise TrainingError("--lora needs peft; pip install '.[train]' in a robojudge checkout") from None
     config = peft.LoraConfig(r=rank, lora_alpha=2 * rank, lora_dropout=0.0, target_modules="all-linear",
                              task_type="CAUSAL_LM")
     return peft.get_peft_model(net, config)

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["create_app", "is_loopback", "load_secret", "media_cache", "serve"]
 
-WEB_EXTRA_HINT = "the annotation web app needs the web extra: pip install 'robojudge[web]'"
+WEB_EXTRA_HINT = "the annotation web app needs the web extra: pip install '.[web]' in a robojudge checkout"
 
 
 def _require_web() -> None:

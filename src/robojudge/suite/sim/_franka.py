@@ -44,7 +44,8 @@ def franka_assets() -> Path:
     """Folder of the Franka Kitchen arm's include files, found without importing gymnasium-robotics."""
     found = importlib.util.find_spec("gymnasium_robotics")
     if found is None or found.origin is None:
-        raise ImportError("the Franka scene needs gymnasium-robotics: pip install 'robojudge[sim]'")
+        raise ImportError("the Franka scene needs gymnasium-robotics: pip install '.[sim]' in a robojudge "
+                          "checkout")
     return Path(found.origin).parent / "envs" / "assets" / "kitchen_franka" / "franka_assets"
 
 
