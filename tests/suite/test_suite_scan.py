@@ -194,8 +194,49 @@ def test_instructions_from_text_files_and_a_table(tmp_path: Path) -> None:
     assert items["a/ep03"]["instruction"] == "stack the cups"
     assert result.instruction_sources["b/ep01"] == f"{table}:3"
     assert result.instruction_sources["a/ep03"] == str(root / "a/ep03.txt")
-    assert f"1 instruction(s) match no video (first: {table}:5)" in result.notes
+    assert any(n.startswith(f"1 instruction(s) match no video (first: {table}:5, clip_id 'ep42'); a key is ")
+               for n in result.notes), result.notes
     assert any(n.startswith("1 of 5 item(s) have no instruction (first: b/ep02)") for n in result.notes)
+
+
+def test_video_keys_as_a_manifest_writes_them_or_absolute_find_their_videos(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The manifest written to the current folder lists `videos/output.mp4`; a table written against it,
+    # or with absolute paths, matched nothing ("instructions: 0 of 3") before.
+    root = tmp_path / "videos"
+    touch(root, "output.mp4", "Take 1.mp4", "sub/clip.mp4")
+    monkeypatch.chdir(tmp_path)
+    tables = tmp_path / "tables"
+    tables.mkdir()
+    (tables / "prompts.csv").write_text(
+        "video,instruction\n"
+        "videos/output.mp4,pick up\n"  # from the current folder, as the manifest writes it
+        f"{root / 'Take 1.mp4'},push\n"  # absolute
+        "../videos/sub/clip,stack\n"  # from the table's folder, without the suffix
+    )
+    result = scan_folder("videos", instructions=tables / "prompts.csv")
+    assert {k: v.get("instruction") for k, v in by_id(result.items).items()} == {
+        "output": "pick up", "Take 1": "push", "sub/clip": "stack",
+    }  # fmt: skip
+    assert not [n for n in result.notes if "match no video" in n]
+    labels = tables / "ratings.csv"
+    labels.write_text(f"video,pa\nvideos/output.mp4,4\n{root / 'sub/clip.mp4'},2\n")
+    items = by_id(scan_folder("videos", labels=labels).items)
+    assert (items["output"]["labels"], items["sub/clip"]["labels"]) == ({"pa": 4}, {"pa": 2})
+
+
+def test_a_key_that_matches_nothing_says_what_a_key_may_be(tmp_path: Path) -> None:
+    root = tmp_path / "videos"
+    touch(root, "output.mp4")
+    (tmp_path / "p.csv").write_text("video,instruction\nelsewhere/output.mp4,pick up\n")
+    result = scan_folder(root, instructions=tmp_path / "p.csv")
+    (note,) = [n for n in result.notes if "match no video" in n]
+    assert note == (
+        f"1 instruction(s) match no video (first: {tmp_path / 'p.csv'}:2, video 'elsewhere/output.mp4'); "
+        f"a key is an item id, a clip id or a video path (under {root.resolve()}, e.g. 'output.mp4'; or "
+        "from the current folder, from the table's folder, or absolute)"
+    )
 
 
 def test_instructions_as_a_json_object(tmp_path: Path) -> None:
@@ -225,7 +266,11 @@ def test_an_instruction_longer_than_pythons_csv_cell_limit_is_read(
     [
         ("clip_id,instruction\nep01,\n", r"prompts.csv:2: field instruction: missing or empty"),
         ("clip_id,item_id,instruction\nep01,a/ep01,x\n", r"prompts.csv:2: a row needs exactly one of"),
-        ("name,instruction\nep01,x\n", r"prompts.csv:2: a row needs exactly one of .*got none"),
+        ("video,clip_id,instruction\n,,x\n", r"prompts.csv:2: a row needs exactly one of .*got none"),
+        ("name,instruction\nep01,x\n", r"prompts.csv:2: no key column: the instructions table needs a column "
+         r"named item_id, clip_id or video; columns found: 'name', 'instruction'$"),
+        ("video,prompt\na/ep01.mp4,x\n", r"prompts.csv:2: no instruction column: .*columns found: 'video', "
+         r"'prompt'$"),
     ],
 )
 def test_broken_instruction_tables_name_file_and_line(tmp_path: Path, text: str, message: str) -> None:
@@ -252,7 +297,8 @@ def test_labels_from_a_table_checked_as_a_manifest_s(tmp_path: Path) -> None:
     }  # fmt: skip
     assert items["b/ep01"]["labels"] == {"pa": 2, "ia": 5, "rater": "ann1"}
     assert "labels" not in items["a/ep02"]
-    assert f"1 label row(s) match no video (first: {table}:4)" in result.notes
+    assert any(n.startswith(f"1 label row(s) match no video (first: {table}:4, video 'c/ep09'); a key is ")
+               for n in result.notes), result.notes
     out = tmp_path / "v.jsonl"
     write_manifest(result, out)
     suite = load_suite(out)
@@ -270,7 +316,8 @@ def test_labels_from_a_table_checked_as_a_manifest_s(tmp_path: Path) -> None:
         ("video,score\na/ep01.mp4,3\n", r"ratings.csv:2: unknown column 'score'"),
         ("video,pa,labels.pa\na/ep01.mp4,3,4\n", r"ratings.csv:2: pa is given twice"),
         ("video,rater\na/ep01.mp4,\n", r"ratings.csv:2: the row holds no label"),
-        ("clip_id,pa\nep01,3\n", r"ratings.csv:2: a row needs exactly one of item_id, video"),
+        ("clip_id,pa\nep01,3\n", r"ratings.csv:2: no key column: the labels table needs a column named "
+         r"item_id or video; columns found: 'clip_id', 'pa'"),
         (
             "video,pa,rater\na/ep01.mp4,3,ann1\na/ep01,4,ann2\n",
             r"ratings.csv:3: item 'a/ep01' already has labels from .*ratings.csv:2; a manifest holds one",

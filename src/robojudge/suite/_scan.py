@@ -11,6 +11,7 @@ matched by clip. See docs/manifest.md, "A manifest from a folder".
 from __future__ import annotations
 
 import codecs
+import csv
 import dataclasses
 import hashlib
 import json
@@ -1287,6 +1288,7 @@ class _Entry:
     column: str
     data: dict[str, Any]
     where: str
+    columns: dict[str, None] = field(default_factory=dict)  # the table's
 
 
 def _read_table(path: Path, what: str, key_columns: tuple[str, ...]) -> list[_Entry]:
@@ -1304,18 +1306,41 @@ def _read_table(path: Path, what: str, key_columns: tuple[str, ...]) -> list[_En
     except ManifestError as exc:
         raise ValueError(str(exc)) from None
     entries: list[_Entry] = []
+    columns = _table_columns(path, records)
     for rec in records:
         where = f"{shown}:{rec.line}" if rec.line is not None else f"{shown}:row {rec.row}"
         if rec.problems or rec.data is None:
             raise ValueError(f"{where}: {rec.problems[0].message if rec.problems else 'unreadable'}")
         keys = [c for c in key_columns if rec.data.get(c) not in (None, "")]
+        if not set(key_columns) & set(columns):  # a header problem, not this row's
+            raise ValueError(
+                f"{where}: no key column: the {what} table needs a column named "
+                f"{', '.join(key_columns[:-1])} or {key_columns[-1]}; columns found: {_columns(columns)}"
+            )
         if len(keys) != 1:
             raise ValueError(
                 f"{where}: a row needs exactly one of {', '.join(key_columns)}; got {keys or 'none'}"
             )
         data = {k: v for k, v in rec.data.items() if k not in key_columns}
-        entries.append(_Entry(str(rec.data[keys[0]]), keys[0], data, where))
+        entries.append(_Entry(str(rec.data[keys[0]]), keys[0], data, where, columns))
     return entries
+
+
+def _table_columns(path: Path, records: Iterable[Any]) -> dict[str, None]:
+    """A side table's columns, in order, as their rows' top-level fields (``labels.pa`` is ``labels``):
+    a CSV file's header (its rows leave their empty cells out), else the fields of every row together."""
+    if path.suffix.lower() == ".csv":
+        try:
+            with path.open(encoding="utf-8-sig", newline="") as f:
+                header = next(csv.reader(f), [])
+        except (OSError, UnicodeDecodeError, csv.Error):
+            header = []
+        return {name.strip().split(".")[0]: None for name in header if name.strip()}
+    return {c: None for rec in records if rec.data is not None for c in rec.data}
+
+
+def _columns(data: Mapping[str, Any]) -> str:
+    return ", ".join(repr(c) for c in data) or "none"
 
 
 class _Pairs(dict[str, Any]):
@@ -1349,6 +1374,9 @@ def _read_instructions(path: Path) -> list[_Entry]:
                 _Entry(str(k), "", {"instruction": v.strip()}, f"{path}: key {k!r}") for k, v in data.items()
             ]
     entries = _read_table(path, "instructions", _KEY_COLUMNS)
+    if entries and "instruction" not in entries[0].columns:  # a header problem: `video,prompt`
+        raise ValueError(f"{entries[0].where}: no instruction column: an instructions table needs one beside "
+                         f"its key; columns found: {_columns(entries[0].columns)}")
     for entry in entries:
         text = entry.data.get("instruction")
         if not isinstance(text, str) or not text.strip():
@@ -1386,6 +1414,9 @@ class _Index:
     table's key finds them whether its characters are composed or not (:class:`_Names`)."""
 
     def __init__(self, rows: list[dict[str, Any]], base: Path) -> None:
+        self.base = base
+        #: A video path as a key gives it, for the note on keys that match nothing.
+        self.example = Path(rows[0]["video"]).relative_to(base).as_posix() if rows else None
         self.by_item = _Names()
         self.by_video = _Names()
         self.by_clip: dict[str, list[dict[str, Any]]] = {}  # the scan's clip ids are composed
@@ -1402,9 +1433,25 @@ class _Index:
             if len(found) == 1:
                 self.by_video.add(stem, found[0])
 
-    def find(self, entry: _Entry) -> tuple[list[dict[str, Any]], bool]:
+    def under_base(self, key: str, table_dir: Path | None) -> str | None:
+        """``key`` as a path under the scanned folder, POSIX, where it is one read as an absolute path,
+        from the current folder, or from ``table_dir`` (the table's folder): the paths a manifest
+        writes (``videos/output.mp4``, relative to the manifest) and absolute ones."""
+        path = Path(key).expanduser()
+        tries = [path] if path.is_absolute() else [Path.cwd() / path]
+        if table_dir is not None and not path.is_absolute():
+            tries.append(table_dir / path)
+        for tried in tries:
+            for full in (Path(os.path.abspath(tried)), tried.resolve()):  # a link's own path, then its target
+                if full.is_relative_to(self.base) and full != self.base:
+                    return full.relative_to(self.base).as_posix()
+        return None
+
+    def find(self, entry: _Entry, table_dir: Path | None = None) -> tuple[list[dict[str, Any]], bool]:
         """The rows an entry's key names, and whether it names them as a clip (else as items); a key
         without a column (a JSON object's) is read as an item id, then a video path, then a clip id.
+        A video path is first read under the scanned folder, then as a path from the current folder,
+        from ``table_dir`` or absolute (:meth:`under_base`).
 
         Raises:
             ValueError: The key is a video path without suffix that names several videos.
@@ -1417,12 +1464,26 @@ class _Index:
         key = entry.key.strip("/") if entry.column == "video" else entry.key
         one = self.by_item.get(key) if entry.column == "" else None
         one = one or self.by_video.get(key)
+        if one is None and _nfc(key) not in self.shared and entry.column in ("video", ""):
+            under = self.under_base(entry.key, table_dir)
+            if under is not None:
+                key = under
+                one = self.by_video.get(key)
         if one is None and _nfc(key) in self.shared:
             names = ", ".join(Path(r["video"]).name for r in self.shared[_nfc(key)])
             raise ValueError(f"{entry.where}: video {key!r} names several videos ({names}); give the suffix")
         if one is not None or entry.column == "video":
             return ([one] if one is not None else []), False
         return self.by_clip.get(_nfc(key), []), True
+
+
+def _no_match(what: str, unmatched: list[_Entry], index: _Index, keys: str) -> str:
+    """The note on a table's rows that match no video: the first, its key, and what a key may be."""
+    first = unmatched[0]
+    example = f", e.g. {index.example!r}" if index.example else ""
+    return (f"{what} match no video (first: {first.where}, {first.column or 'key'} {first.key!r}); a key is "
+            f"{keys} (under {index.base}{example}; or from the current folder, from the table's folder, or "
+            "absolute)")
 
 
 def _attach_instructions(
@@ -1444,11 +1505,11 @@ def _attach_instructions(
         return
     # A row for the item itself wins over a row for its clip; two rows of one kind must agree.
     chosen: dict[tuple[str, bool], _Entry] = {}  # (item_id, by clip) -> the row
-    unmatched: list[str] = []
+    unmatched: list[_Entry] = []
     for entry in _read_instructions(Path(instructions)):
-        targets, by_clip = index.find(entry)
+        targets, by_clip = index.find(entry, Path(instructions).parent)
         if not targets:
-            unmatched.append(entry.where)
+            unmatched.append(entry)
         text = entry.data["instruction"]
         for row in targets:
             before = chosen.setdefault((row["item_id"], by_clip), entry)
@@ -1465,7 +1526,8 @@ def _attach_instructions(
             row["instruction"] = won.data["instruction"]
             result.instruction_sources[row["item_id"]] = won.where
     if unmatched:
-        result.notes.append(f"{len(unmatched)} instruction(s) match no video (first: {unmatched[0]})")
+        result.notes.append(_no_match(f"{len(unmatched)} instruction(s)", unmatched, index,
+                                      "an item id, a clip id or a video path"))
 
 
 _LABEL_COLUMNS = ("pa", "ia", "overall", "evidence", "rater")
@@ -1508,12 +1570,12 @@ def _label_fields(entry: _Entry) -> dict[str, Any]:
 
 def _attach_labels(index: _Index, path: Path, result: ScanResult) -> None:
     given: dict[str, str] = {}
-    unmatched: list[str] = []
+    unmatched: list[_Entry] = []
     for entry in _read_table(path, "labels", ("item_id", "video")):
         labels = _label_fields(entry)
-        targets, _ = index.find(entry)
+        targets, _ = index.find(entry, path.parent)
         if not targets:
-            unmatched.append(entry.where)
+            unmatched.append(entry)
             continue
         row = targets[0]
         if row["item_id"] in given:
@@ -1524,7 +1586,8 @@ def _attach_labels(index: _Index, path: Path, result: ScanResult) -> None:
         given[row["item_id"]] = entry.where
         row["labels"] = labels
     if unmatched:
-        result.notes.append(f"{len(unmatched)} label row(s) match no video (first: {unmatched[0]})")
+        result.notes.append(_no_match(f"{len(unmatched)} label row(s)", unmatched, index,
+                                      "an item id or a video path"))
 
 
 _ORDER = ("item_id", "video", "instruction", "reference_video", "generator", "clip_id")
