@@ -239,6 +239,17 @@ def test_a_key_that_matches_nothing_says_what_a_key_may_be(tmp_path: Path) -> No
     )
 
 
+def test_a_flat_folder_says_it_gives_no_generator(tmp_path: Path) -> None:
+    touch(tmp_path / "flat", "a.mp4", "b.mp4")
+    notes = scan_folder(tmp_path / "flat").notes
+    assert any(n.startswith("no generator: the videos lie directly in ") and "--generator NAME" in n
+               for n in notes), notes
+    touch(tmp_path / "nested", "wan/a.mp4", "b.mp4")  # one video has a generator folder: no note
+    assert not [n for n in scan_folder(tmp_path / "nested").notes if n.startswith("no generator")]
+    named = scan_folder(tmp_path / "flat", fields={"generator": "wan"}).notes
+    assert not [n for n in named if n.startswith("no generator")]
+
+
 def test_instructions_as_a_json_object(tmp_path: Path) -> None:
     touch(tmp_path / "v", "a/ep01.mp4", "b/ep01.mp4", "a/ep02.mp4")
     mapping = tmp_path / "prompts.json"

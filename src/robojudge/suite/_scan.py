@@ -207,6 +207,11 @@ def scan_folder(
             "--frames reads each as one video"
         )
     sidecars = _rows(base, videos, regex, given, None if layout else main_view, result)
+    if result.items and not any("generator" in row for row in result.items):
+        result.notes.append(
+            f"no generator: the videos lie directly in {base}, not in a folder per generator; give "
+            "--generator NAME (one generator for all), or --pattern with a generator group"
+        )
     if layout is not None:
         for row in result.items:
             row["grid"] = layout.model_dump()
