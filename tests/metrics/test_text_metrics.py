@@ -264,3 +264,25 @@ def test_captions_file_with_unicode_line_separators_reads_back(tmp_path):
     bad.write_text(path.read_text(encoding="utf-8") + '{"item": "e"}\n', encoding="utf-8")
     with pytest.raises(MetricInputError, match=r"bad.jsonl, line 5: expected a JSON object"):
         find_caption(_item(item_id="e"), str(bad))
+
+
+def test_the_left_out_line_names_what_the_items_lack_not_every_input(tmp_path):
+    """``score -m all`` said ``sa_bleu (4 items; needs instruction, meta.caption)`` of items that had their
+    instruction: it listed what the metric declares, not what the items lack."""
+    from robojudge.metrics._select import inapplicable_summary
+    from robojudge.run import build_requests, score_items
+    from robojudge.store import ResultStore
+
+    (req,) = [r for r in build_requests(["all"]) if r.id == "sa_bleu"]
+    items = [_item(item_id="a"), _item(item_id="b"), _item(item_id="c", instruction=None),
+             _item(INSTRUCTION, item_id="captioned")]
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        summary = score_items(items, [req], store)
+    assert summary.not_applicable == {"sa_bleu": 3}
+    assert summary.not_applicable_lacking == {"sa_bleu": {"meta.caption": 3, "instruction": 1}}
+    (line,) = inapplicable_summary(summary.not_applicable, summary.not_applicable_lacking)
+    assert line.endswith(": sa_bleu (3 items lack instruction (1), meta.caption or a captions file "
+                         "(--set sa_bleu.captions=FILE))"), line
+    (one,) = inapplicable_summary({"sa_bleu": 1}, {"sa_bleu": {"meta.caption": 1}})
+    assert one.endswith("sa_bleu (1 item lacks meta.caption or a captions file "
+                        "(--set sa_bleu.captions=FILE))")

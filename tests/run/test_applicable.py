@@ -134,4 +134,4 @@ def test_cli_score_all_prints_the_metrics_left_out_and_their_item_counts(tmp_pat
     text = " ".join(result.output.split())
     assert "not run on items without their inputs" in text
     for m in _needs_more_than_video():
-        assert f"{m} ({N_ITEMS} items;" in text
+        assert f"{m} ({N_ITEMS} items lack " in text

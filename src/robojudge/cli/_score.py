@@ -168,7 +168,7 @@ def score(
     if twice is not None:
         console.print(f"[yellow]{escape(twice)}[/]", markup=True, highlight=False)
     print_metric_time(run.summary)
-    for line in inapplicable_summary(run.summary.not_applicable):
+    for line in inapplicable_summary(run.summary.not_applicable, run.summary.not_applicable_lacking):
         console.print(f"[yellow]all:[/] {escape(line)}", markup=True, highlight=False)
     print_input_changes(run.summary, rescore_unknown)
     print_rescored_libraries(run.summary.rescored_libraries)

@@ -80,11 +80,16 @@ def missing_inputs(spec: MetricSpec[Any], item: Item) -> list[str]:
     return sorted(missing)
 
 
-def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:
+def inapplicable_summary(left_out: Mapping[str, int],
+                         lacking: Mapping[str, Mapping[str, int]] | None = None) -> list[str]:
     """Lines naming the metrics ``all`` left out of some items for lack of inputs, and how many items.
 
     Args:
         left_out: metric id -> number of items it was not run on (``RunSummary.not_applicable``).
+        lacking: metric id -> what those items lack -> how many lack it
+            (``RunSummary.not_applicable_lacking``): named instead of every input the metric declares,
+            so a metric needing an instruction and a caption, on items that have the instruction, says
+            ``lack meta.caption``. A per-item text names the setting that gives it from a file too.
     """
     counts = {m: n for m, n in sorted(left_out.items()) if n}
     if not counts:
@@ -99,10 +104,26 @@ def inapplicable_summary(left_out: Mapping[str, int]) -> list[str]:
             if not needs:  # every item has a video: what it lacked is a video of one view
                 needs = GRID_VIDEO if Input.video in spec.inputs and Input.views not in spec.inputs else "?"
         except UnknownMetricError:  # a plugin gone since the run: the count still stands
-            needs = "inputs not known here"
+            spec, needs = None, "inputs not known here"
+        lacked = (lacking or {}).get(mid)
+        if lacked:
+            lack = "items lack" if n != 1 else "item lacks"
+            parts.append(f"{mid} ({n} {lack} {_lacked(mid, spec, lacked, n)})")
+            continue
         parts.append(f"{mid} ({n} item{'s' if n != 1 else ''}; needs {needs})")
     return [f"{len(counts)} metrics not run on items without their inputs (name a metric to run it "
             f"anyway and store why it fails): " + ", ".join(parts)]
+
+
+def _lacked(mid: str, spec: MetricSpec[Any] | None, lacked: Mapping[str, int], n: int) -> str:
+    """``meta.caption or a captions file (--set sa_bleu.captions=FILE)``, ``reference, state (12)``: what
+    ``n`` items left out lack, each with its count where fewer than all of them lack it."""
+    files = {f"meta.{key}": name for name, key in item_text_fields(spec.config_type)} if spec else {}
+    out = []
+    for what, count in sorted(lacked.items()):
+        text = f"{what} or a {files[what]} file (--set {mid}.{files[what]}=FILE)" if what in files else what
+        out.append(text if count >= n else f"{text} ({count})")
+    return ", ".join(out)
 
 
 #: The modules each loader library of a network (``WeightSpec.library``) imports. Depth Anything 3's own

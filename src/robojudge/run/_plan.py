@@ -58,6 +58,8 @@ class Pending(Generic[W]):
         unavailable: Stored pairs whose inputs cannot be read now; kept (counted in ``skipped``).
         not_applicable: Per unit id (the first part of its store key), the items it does not apply
             to; those pairs are in no other count.
+        lacking: Per unit id, what those items lack (an input, ``meta.caption``) and how many lack it,
+            where the caller says (:func:`robojudge.run._score` fills it for metrics).
         rescored_libraries: Stored rows computed with other library versions, superseded before
             planning so that they are computed again (the scorer's ``rescore_libraries``).
         other_libraries: Stored rows kept that were computed with other library versions than installed
@@ -76,6 +78,7 @@ class Pending(Generic[W]):
     unknown: int = 0
     unavailable: int = 0
     not_applicable: dict[str, int] = field(default_factory=dict)
+    lacking: dict[str, dict[str, int]] = field(default_factory=dict)
     rescored_libraries: int = 0
     other_libraries: int = 0
     taken_over: int = 0

@@ -212,8 +212,10 @@ class RunSummary:
     # What metrics said about how they measured (details["notice"], e.g. a KIVA reader calibrated for an
     # older measure): each text once, with the number of rows that carry it.
     notices: dict[str, int] = field(default_factory=dict)
-    # Per metric, the items it was not run on because they lack an input it needs (applicable_only).
+    # Per metric, the items it was not run on because they lack an input it needs (applicable_only),
+    # and per metric what those items lack (an input, `meta.caption`) with how many lack it.
     not_applicable: dict[str, int] = field(default_factory=dict)
+    not_applicable_lacking: dict[str, dict[str, int]] = field(default_factory=dict)
     # Worker seconds per metric (the rows' duration_s summed), and the estimated wall seconds the
     # rest of the run needs (None until a result has been measured; 0 when nothing is left).
     metric_seconds: dict[str, float] = field(default_factory=dict)
@@ -702,9 +704,21 @@ def _plan(
     rescore_libraries: bool = False,
 ) -> tuple[list[Task], Pending[MetricRequest]]:
     prints = Fingerprints()  # requests reading the same inputs with the same config share one
-    def applies(item: Item, r: MetricRequest) -> bool:
+    lacking: dict[str, dict[str, int]] = {}
+
+    def lacks(item: Item, r: MetricRequest) -> list[str]:
         # Under `all`: the declared inputs, and the per-item texts the config reads (sa_bleu's caption)
-        return not r.applicable_only or not (missing_inputs(r.spec, item) or missing_texts(r.config, item))
+        return [*missing_inputs(r.spec, item), *missing_texts(r.config, item)] if r.applicable_only else []
+
+    def applies(item: Item, r: MetricRequest) -> bool:
+        return not lacks(item, r)
+
+    def counted(item: Item, r: MetricRequest) -> bool:  # the planner's: what a pair left out lacks, counted
+        missing = lacks(item, r)
+        for name in missing:
+            per = lacking.setdefault(r.id, {})
+            per[name] = per.get(name, 0) + 1
+        return not missing
 
     # A moved project names its files by other paths: their results are taken over, not recomputed
     # (first: rows taken over are then checked for their library versions as any others).
@@ -726,8 +740,9 @@ def _plan(
         lambda item, r: prints.metric(item, r.spec, r.config),
         retry_errors=retry_errors,
         rescore_unknown=rescore_unknown,
-        applies=applies,
+        applies=counted,
     )
+    plan.lacking = lacking
     plan.rescored_libraries, plan.other_libraries, plan.taken_over = rescored, other, taken
     # Rows of another version of a metric to compute now (an upgrade changed it): kept, and said so.
     computing: dict[tuple[str, str], set[str]] = {}
@@ -847,6 +862,10 @@ def _add_plan(summary: RunSummary, tasks: Sequence[Task], plan: Pending[MetricRe
         summary.other_versions[key] = summary.other_versions.get(key, 0) + n
     for metric, n in plan.not_applicable.items():
         summary.not_applicable[metric] = summary.not_applicable.get(metric, 0) + n
+    for metric, per in plan.lacking.items():
+        mine = summary.not_applicable_lacking.setdefault(metric, {})
+        for name, n in per.items():
+            mine[name] = mine.get(name, 0) + n
 
 
 def refuse_unimportable(requests: Sequence[MetricRequest]) -> None:
