@@ -18,6 +18,7 @@ import contextlib
 import shutil
 import sqlite3
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,20 @@ def enable_wal(cursor: Any, timeout_s: float) -> None:
                 raise
         time.sleep(delay)
         delay = min(delay * 2, 0.1)
+
+
+@contextlib.contextmanager
+def transaction(db: sqlite3.Connection, begin: str = "BEGIN") -> Iterator[None]:
+    """``begin`` on ``db`` (opened with ``isolation_level=None``), COMMIT when the block ends, ROLLBACK when
+    it raises (anything, Ctrl-C included; a failed rollback is left to the error that caused it)."""
+    db.execute(begin)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 #: The files an SQLite database in WAL mode may have beside it.
@@ -220,18 +235,12 @@ def clear_cache_file(
     try:
         try:
             present = _tables_of(db, tables)
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db, "BEGIN IMMEDIATE"):
                 for table, when in present.items():
                     # a row with no time (written by hand) counts as old
                     removed[table] = db.execute(
                         f"DELETE FROM {table} WHERE COALESCE({when}, 0) < ?", (cutoff,)).rowcount
                     (kept[table],) = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise CacheFileError(
                 f"cannot remove entries from the {name} {path} ({exc}); removing the whole file "

@@ -37,7 +37,6 @@ requests again).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -48,7 +47,14 @@ from types import TracebackType
 from typing import Any, Self
 
 from robojudge import settings
-from robojudge._sqlite import CacheCleared, CacheFileState, cache_file_state, clear_cache_file, enable_wal
+from robojudge._sqlite import (
+    CacheCleared,
+    CacheFileState,
+    cache_file_state,
+    clear_cache_file,
+    enable_wal,
+    transaction,
+)
 from robojudge.judges._backend import Completion
 
 CACHE_FILE = "judge-cache.sqlite"
@@ -254,19 +260,13 @@ class ResponseCache:
         self.flushes += 1
         db = self._db
         try:
-            db.execute("BEGIN")
-            try:
+            with transaction(db):
                 for table in _TABLES:
                     rows = [(k, v, t) for (tab, k), (v, t) in pending.items() if tab == table]
                     if rows:
                         db.executemany(
                             f"INSERT OR REPLACE INTO {table} (key, value, created) VALUES (?, ?, ?)", rows
                         )
-            except BaseException:
-                with contextlib.suppress(sqlite3.Error):
-                    db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         except sqlite3.Error as exc:
             self._unsaved.update({entry: value for entry, (value, _) in pending.items()})
             self.write_error = str(exc)
