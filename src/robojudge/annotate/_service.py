@@ -454,11 +454,12 @@ class AnnotationService:
     ) -> LabelVersion:
         def work(conn: Connection) -> LabelVersion:
             row = self._own(conn, actor, assignment_id, write=True)
-            repeated = _repeated_write(conn, row, actor, values, base_version, submit=submit)
+            repeated = _next_version_like(conn, row, actor, values, base_version,
+                                          "submitted" if submit else "draft")
             if repeated is not None:
                 return repeated
             base = base_version
-            if submit and _kept_from_this_submit(conn, row, actor, values, base_version):
+            if submit and _next_version_like(conn, row, actor, values, base_version, "draft") is not None:
                 # A refused submit sent again: the page kept its values as a draft, so the repeat names
                 # the version before that draft. Checking it against the draft gives the same refusal
                 # (the 422 reason) instead of a conflict; nothing else changed in between.
@@ -550,41 +551,27 @@ class AnnotationService:
             return self.db.retry(work)
 
 
-def _kept_from_this_submit(
-    conn: Connection, row: Row[Any], actor: Annotator, values: LabelValues, base_version: int
-) -> bool:
-    """Whether the latest version is the draft a refused submit with these values left behind.
-
-    The web app keeps the values of a refused submit as a draft (the next version after the one the submit
-    named) so that nothing typed is lost. The same submit arriving again (a second press on a slow network,
-    a form used without JavaScript) still names the version before that draft.
-    """
-    if base_version != row.version - 1:
-        return False
-    current = latest_version(conn, row.id)
-    return (current is not None and current.version == row.version and current.author == actor.username
-            and current.status == "draft" and current.values == values)
-
-
 UNPLAYABLE_EVENT = "media_unplayable"
 """The audit action of :meth:`AnnotationService.report_unplayable`."""
 
 
-def _repeated_write(
-    conn: Connection, row: Row[Any], actor: Annotator, values: LabelValues, base_version: int, *, submit: bool
+def _next_version_like(
+    conn: Connection, row: Row[Any], actor: Annotator, values: LabelValues, base_version: int, status: str
 ) -> LabelVersion | None:
-    """The stored version when this write repeats the one that made it, else ``None``.
+    """The latest version when it is the next one after ``base_version``, by the same person, with these
+    values and ``status``, else ``None``: the write that made it, arriving again.
 
     A save or submit sent again after it was stored (its reply lost on the network, a closing save that
-    landed after the page reloaded, a double click) names the version before it: without this it would be
-    refused as a change made elsewhere. It is the same write when the latest version is the next one
-    after ``base_version``, by the same person, with the same values and status; nothing new is stored.
+    landed after the page reloaded, a double click) names the version before it: it is answered with the
+    stored version (``status`` as the write's own), where it was refused as a change made elsewhere, and
+    nothing new is stored. A refused submit sent again finds the draft the web app kept of its values
+    (``status`` "draft"): checked against that draft it gets the same refusal (the 422 reason), not a
+    conflict.
     """
     if base_version != row.version - 1:
         return None
     current = latest_version(conn, row.id)
-    wanted = "submitted" if submit else "draft"
     if (current is None or current.version != row.version or current.author != actor.username
-            or current.status != wanted or current.values != values):
+            or current.status != status or current.values != values):
         return None
     return current
