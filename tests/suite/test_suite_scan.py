@@ -226,6 +226,25 @@ def test_video_keys_as_a_manifest_writes_them_or_absolute_find_their_videos(
     assert (items["output"]["labels"], items["sub/clip"]["labels"]) == ({"pa": 4}, {"pa": 2})
 
 
+def test_a_key_read_from_inside_another_generator_gives_no_other_video_its_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run from inside wan/, cosmos's table keyed `ep07.mp4` (relative to itself) gave wan/ep07 cosmos's
+    # instruction, read from the current folder first; and a JSON object keyed by the clip id `ep07`
+    # reached only wan/ep07, read as a path from there, not every generator's ep07 (review rev32 F1, F2).
+    root = tmp_path / "videos"
+    touch(root, "wan/ep07.mp4", "wan/ep08.mp4", "cosmos/ep07.mp4", "cosmos/ep08.mp4")
+    (root / "cosmos" / "prompts.csv").write_text("video,instruction\nep07.mp4,cosmos seven\n")
+    (tmp_path / "prompts.json").write_text('{"ep07": "pick the cube"}')
+    monkeypatch.chdir(root / "wan")
+    table = scan_folder("..", instructions=Path("../cosmos/prompts.csv"))
+    assert {k: v.get("instruction") for k, v in by_id(table.items).items()} == {
+        "cosmos/ep07": "cosmos seven", "cosmos/ep08": None, "wan/ep07": None, "wan/ep08": None}
+    clips = scan_folder("..", instructions=Path("../../prompts.json"))
+    assert {k: v.get("instruction") for k, v in by_id(clips.items).items()} == {
+        "cosmos/ep07": "pick the cube", "cosmos/ep08": None, "wan/ep07": "pick the cube", "wan/ep08": None}
+
+
 def test_a_key_that_matches_nothing_says_what_a_key_may_be(tmp_path: Path) -> None:
     root = tmp_path / "videos"
     touch(root, "output.mp4")

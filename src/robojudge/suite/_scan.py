@@ -1438,25 +1438,26 @@ class _Index:
             if len(found) == 1:
                 self.by_video.add(stem, found[0])
 
-    def under_base(self, key: str, table_dir: Path | None) -> str | None:
-        """``key`` as a path under the scanned folder, POSIX, where it is one read as an absolute path,
-        from the current folder, or from ``table_dir`` (the table's folder): the paths a manifest
+    def under_base(self, key: str, table_dir: Path | None) -> list[str]:
+        """``key`` as paths under the scanned folder, POSIX, where it is one read as an absolute path, from
+        ``table_dir`` (the table's folder) or from the current folder, in that order: the paths a manifest
         writes (``videos/output.mp4``, relative to the manifest) and absolute ones."""
         path = Path(key).expanduser()
-        tries = [path] if path.is_absolute() else [Path.cwd() / path]
-        if table_dir is not None and not path.is_absolute():
-            tries.append(table_dir / path)
+        tries = [path] if path.is_absolute() else [
+            *([table_dir / path] if table_dir is not None else []), Path.cwd() / path]
+        found: list[str] = []
         for tried in tries:
             for full in (Path(os.path.abspath(tried)), tried.resolve()):  # a link's own path, then its target
                 if full.is_relative_to(self.base) and full != self.base:
-                    return full.relative_to(self.base).as_posix()
-        return None
+                    found.append(full.relative_to(self.base).as_posix())
+        return found
 
     def find(self, entry: _Entry, table_dir: Path | None = None) -> tuple[list[dict[str, Any]], bool]:
         """The rows an entry's key names, and whether it names them as a clip (else as items); a key
-        without a column (a JSON object's) is read as an item id, then a video path, then a clip id.
-        A video path is first read under the scanned folder, then as a path from the current folder,
-        from ``table_dir`` or absolute (:meth:`under_base`).
+        without a column (a JSON object's) is read as an item id, then a video path under the scanned
+        folder, then a clip id, then a path from elsewhere. A video path is first read under the scanned
+        folder, then as an absolute path, a path from
+        ``table_dir`` or from the current folder (:meth:`under_base`), the first that names a video.
 
         Raises:
             ValueError: The key is a video path without suffix that names several videos.
@@ -1469,11 +1470,18 @@ class _Index:
         key = entry.key.strip("/") if entry.column == "video" else entry.key
         one = self.by_item.get(key) if entry.column == "" else None
         one = one or self.by_video.get(key)
+        clip = self.by_clip.get(_nfc(key)) if entry.column == "" and _nfc(key) not in self.shared else None
+        if one is None and clip:
+            return clip, True  # a clip id before a path from elsewhere: every generator's
         if one is None and _nfc(key) not in self.shared and entry.column in ("video", ""):
-            under = self.under_base(entry.key, table_dir)
-            if under is not None:
-                key = under
-                one = self.by_video.get(key)
+            # The first reading that names a video: one merely under the scanned folder (a key read from
+            # the current folder inside another generator's, a clip id read as a path) names nothing, and
+            # the key stays as given for the clip ids below.
+            for under in self.under_base(entry.key, table_dir):
+                one = self.by_video.get(under)
+                if one is not None or _nfc(under) in self.shared:  # (several videos: refused below)
+                    key = under
+                    break
         if one is None and _nfc(key) in self.shared:
             names = ", ".join(Path(r["video"]).name for r in self.shared[_nfc(key)])
             raise ValueError(f"{entry.where}: video {key!r} names several videos ({names}); give the suffix")
