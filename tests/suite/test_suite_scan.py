@@ -265,6 +265,8 @@ def test_a_flat_folder_says_it_gives_no_generator(tmp_path: Path) -> None:
                for n in notes), notes
     touch(tmp_path / "nested", "wan/a.mp4", "b.mp4")  # one video has a generator folder: no note
     assert not [n for n in scan_folder(tmp_path / "nested").notes if n.startswith("no generator")]
+    patterned = scan_folder(tmp_path / "nested", pattern=r"(?:[^/]+/)?(?P<clip_id>.+)").notes
+    assert [n for n in patterned if n.startswith("no generator: the pattern has no generator group; give ")]
     named = scan_folder(tmp_path / "flat", fields={"generator": "wan"}).notes
     assert not [n for n in named if n.startswith("no generator")]
 

@@ -354,8 +354,9 @@ class Table:
 
     def row_headers(self) -> set[int]:
         """The columns whose cells head their rows: those naming what the row is about (the declared
-        :attr:`labels`, else those of :data:`NAME_COLUMNS`: a leaderboard's ``generator``, not its
-        ``rank``; a summary's ``metric`` and ``generator`` both), else the first."""
+        :attr:`labels`, as the summary declares its ``metric`` alone, its generators being columns of
+        values; else those of :data:`NAME_COLUMNS`: a leaderboard's ``generator``, not its ``rank``), else
+        the first."""
         if self.labels is not None:
             named = {self.columns.index(c) for c in self.labels}
         else:

@@ -208,9 +208,12 @@ def scan_folder(
         )
     sidecars = _rows(base, videos, regex, given, None if layout else main_view, result)
     if result.items and not any("generator" in row for row in result.items):
+        no_group = pattern is not None and "generator" not in regex.groupindex
+        where = ("the pattern has no generator group" if no_group
+                 else f"the videos lie directly in {base}, not in a folder per generator")
         result.notes.append(
-            f"no generator: the videos lie directly in {base}, not in a folder per generator; give "
-            "--generator NAME (one generator for all), or --pattern with a generator group"
+            f"no generator: {where}; give --generator NAME (one generator for all), or --pattern with a "
+            "generator group"
         )
     if layout is not None:
         for row in result.items:
