@@ -157,7 +157,7 @@ def test_all_runs_sa_bleu_only_on_items_with_a_caption(tmp_path):
     (tmp_path / "caps.json").write_text(json.dumps({"listed": "the cat sat"}))
     with_file = dataclasses.replace(req, config=BleuConfig(captions=str(tmp_path / "caps.json")))
     assert missing_texts(with_file.config, listed) == []
-    assert missing_texts(with_file.config, bare) == ["meta.caption"]
+    assert missing_texts(with_file.config, bare) == [f"meta.caption or an entry in {tmp_path / 'caps.json'}"]
     # Named explicitly, the metric still runs on every item and says how to give a caption.
     named = dataclasses.replace(req, applicable_only=False)
     with ResultStore(tmp_path / "n.sqlite") as store:
@@ -286,3 +286,14 @@ def test_the_left_out_line_names_what_the_items_lack_not_every_input(tmp_path):
     (one,) = inapplicable_summary({"sa_bleu": 1}, {"sa_bleu": {"meta.caption": 1}})
     assert one.endswith("sa_bleu (1 item lacks meta.caption or a captions file "
                         "(--set sa_bleu.captions=FILE))")
+    # A captions file given that lacks some items: the line names that file, not "give a captions file"
+    # (review rev32 F4).
+    captions = tmp_path / "caps.json"
+    captions.write_text(json.dumps({"a": INSTRUCTION}), encoding="utf-8")
+    configs = {"sa_bleu": {"captions": str(captions)}}
+    (given,) = [r for r in build_requests(["all"], configs) if r.id == "sa_bleu"]
+    with ResultStore(tmp_path / "r2.sqlite") as store:
+        summary = score_items(items[:2], [given], store)
+    assert summary.not_applicable_lacking == {"sa_bleu": {f"meta.caption or an entry in {captions}": 1}}
+    (line,) = inapplicable_summary(summary.not_applicable, summary.not_applicable_lacking)
+    assert line.endswith(f": sa_bleu (1 item lacks meta.caption or an entry in {captions})"), line

@@ -117,7 +117,8 @@ def item_text_fields(config_type: type[Any]) -> tuple[tuple[str, str], ...]:
 
 def missing_texts(config: Any, item: Any) -> list[str]:
     """The per-item texts a metric's ``config`` reads that ``item`` has neither in ``meta`` nor in the
-    config's file: ``meta.KEY`` for each (what ``--metrics all`` takes for a missing input).
+    config's file: ``meta.KEY`` for each, ``meta.KEY or an entry in FILE`` where the config names a file
+    (what ``--metrics all`` takes for a missing input).
 
     A file that cannot be read counts as giving the text: the metric then fails with the reason.
     """
@@ -133,5 +134,7 @@ def missing_texts(config: Any, item: Any) -> list[str]:
                 continue
             if text is not None and text.strip():
                 continue
+            missing.append(f"meta.{key} or an entry in {path}")  # (a file is given: not "give a file")
+            continue
         missing.append(f"meta.{key}")
     return missing
