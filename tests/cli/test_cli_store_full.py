@@ -7,6 +7,7 @@ import contextlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -68,6 +69,19 @@ def test_a_store_that_takes_no_writes_names_the_item_the_next_run_computes_alone
             "cleared)" in " ".join(res.output.split()))
 
 
+def _invoke_with_wal_kept(db: Path, args: list[str]) -> Any:
+    """``robojudge ARGS`` while a second connection holds ``db`` open: the run's close cannot fold the -wal
+    file into the main file, as on a full disk (the fold writes the main file)."""
+    held = sqlite3.connect(db)
+    held.execute("SELECT COUNT(*) FROM robojudge_results").fetchall()
+    try:
+        res = CliRunner().invoke(build_app(args[0]), args)
+        assert (db.with_name(db.name + "-wal")).stat().st_size > 0
+    finally:
+        held.close()
+    return res
+
+
 def test_a_stop_that_leaves_results_in_the_wal_file_says_to_keep_it(tmp_path: Path) -> None:
     # Before, only "free space and rerun": a store moved without its -wal file read as "malformed", and a
     # -wal file deleted to make room took the newest results with it.
@@ -75,15 +89,7 @@ def test_a_stop_that_leaves_results_in_the_wal_file_says_to_keep_it(tmp_path: Pa
     db = tmp_path / "r.sqlite"
     fill_after(db, 2)
     args = ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(db), "--no-progress"]
-    # A second connection held open keeps the run's close from folding the -wal file into r.sqlite, as a
-    # full disk does (the fold writes the main file).
-    held = sqlite3.connect(db)
-    held.execute("SELECT COUNT(*) FROM robojudge_results").fetchall()
-    try:
-        res = CliRunner().invoke(build_app("score"), args)
-        assert (db.with_name("r.sqlite-wal")).stat().st_size > 0
-    finally:
-        held.close()
+    res = _invoke_with_wal_kept(db, args)
     assert res.exit_code == 2, res.output
     assert (f"2 results are stored; free space in {tmp_path} and rerun the same command: it resumes. The "
             "store is two files now: r.sqlite and r.sqlite-wal beside it, which holds results not yet in "
@@ -112,13 +118,7 @@ def test_a_stop_for_another_reason_says_nothing_of_the_wal_file(tmp_path: Path) 
                     "robojudge_results) >= 2 BEGIN SELECT RAISE(ABORT, 'database is locked'); END")
         con.commit()
     args = ["score", str(manifest), "-m", "pixel_frame_consistency", "--db", str(db), "--no-progress"]
-    held = sqlite3.connect(db)
-    held.execute("SELECT COUNT(*) FROM robojudge_results").fetchall()
-    try:
-        res = CliRunner().invoke(build_app("score"), args)
-        assert (db.with_name("r.sqlite-wal")).stat().st_size > 0
-    finally:
-        held.close()
+    res = _invoke_with_wal_kept(db, args)
     assert res.exit_code == 2, res.output
     said = " ".join(res.output.split())
     assert "database is locked" in said and "2 results are stored" in said

@@ -59,8 +59,9 @@ def test_a_closed_store_opens_read_only_where_its_shm_file_finds_no_room(tmp_pat
     assert _read_with_no_room(db) == "[('a', 'ssim', 0.5), ('b', 'ssim', 0.25)]"
 
 
-def test_results_in_a_wal_file_are_not_skipped_when_there_is_no_room_to_read_them(tmp_path: Path) -> None:
-    # Read without locks, SQLite would ignore the -wal file and show the older rows as all there is.
+def _moved_with_results_in_its_wal(tmp_path: Path) -> Path:
+    """A store holding 0.5 in its main file and 0.75 only in its -wal file, copied with the -wal file (no
+    -shm) to ``tmp_path/copy``: a store moved with its -wal file. The copy's path."""
     db = tmp_path / "r.sqlite"
     with ResultStore(db) as store:
         store.add(_rows()[:1])
@@ -70,30 +71,23 @@ def test_results_in_a_wal_file_are_not_skipped_when_there_is_no_room_to_read_the
     con.commit()
     copy = tmp_path / "copy"
     copy.mkdir()
-    for name in ("r.sqlite", "r.sqlite-wal"):  # a store moved with its -wal file (no -shm)
+    for name in ("r.sqlite", "r.sqlite-wal"):
         shutil.copy(tmp_path / name, copy / name)
     con.close()
-    out = _read_with_no_room(copy / "r.sqlite")
+    return copy / "r.sqlite"
+
+
+def test_results_in_a_wal_file_are_not_skipped_when_there_is_no_room_to_read_them(tmp_path: Path) -> None:
+    # Read without locks, SQLite would ignore the -wal file and show the older rows as all there is.
+    out = _read_with_no_room(_moved_with_results_in_its_wal(tmp_path))
     assert out.startswith("StoreError: cannot open") and "disk I/O error" in out, out
 
 
 def test_a_linked_store_whose_wal_file_holds_results_is_not_read_stale(tmp_path: Path) -> None:
     # SQLite keeps the -wal file beside the link's target: looked for beside the link, it went unseen and
     # the store read without locks showed the older value (0.5, not 0.75) as all there is (review rev29 F1).
-    db = tmp_path / "r.sqlite"
-    with ResultStore(db) as store:
-        store.add(_rows()[:1])
-    con = sqlite3.connect(db)
-    con.execute("PRAGMA wal_autocheckpoint = 0")
-    con.execute("UPDATE robojudge_results SET value = 0.75")
-    con.commit()
-    copy = tmp_path / "copy"
-    copy.mkdir()
-    for name in ("r.sqlite", "r.sqlite-wal"):
-        shutil.copy(tmp_path / name, copy / name)
-    con.close()
     link = tmp_path / "link.sqlite"
-    link.symlink_to(copy / "r.sqlite")
+    link.symlink_to(_moved_with_results_in_its_wal(tmp_path))
     out = _read_with_no_room(link)
     assert out.startswith("StoreError: cannot open") and "disk I/O error" in out, out
 
